@@ -1,0 +1,434 @@
+//! Settings files and the `WARDEN_HOME` layout.
+//!
+//! Warden reads the same settings files Claude Code does, so a project's `.claude/settings.json`
+//! carries over unchanged. `WARDEN_HOME` plays the role of Claude Code's `CLAUDE_CONFIG_DIR`
+//! (`~/.claude`): it holds the user settings file, the plugin cache and the compile cache.
+//!
+//! Scopes, highest precedence first: managed > CLI (`--settings`) > local > project > user.
+//! Merging follows Claude Code: scalars from the highest file that sets them, arrays combined
+//! across files (duplicates removed), objects merged key by key. A file that is not valid JSON
+//! is reported with its path, line and column and skipped, never fatal.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+/// Environment variable that relocates Warden's home directory (default `~/.warden`).
+pub const HOME_ENV: &str = "WARDEN_HOME";
+/// Environment variable that relocates the managed-settings directory
+/// (default `/etc/claude-code`, where Claude Code reads it on Linux).
+pub const MANAGED_DIR_ENV: &str = "WARDEN_MANAGED_SETTINGS_DIR";
+/// Largest settings file accepted (Claude Code caps `--settings` files at 2 MiB).
+pub const MAX_SETTINGS_BYTES: u64 = 2 << 20;
+
+/// Where a settings file sits in the precedence order. Variants are declared lowest first, so
+/// `Scope::Managed > Scope::User`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// `$WARDEN_HOME/settings.json`.
+    User,
+    /// `<cwd>/.claude/settings.json` (starting directory only, no parent walk).
+    Project,
+    /// `<repo root>/.claude/settings.local.json`.
+    Local,
+    /// Files given with `--settings`.
+    Cli,
+    /// `managed-settings.json` and `managed-settings.d/*.json`.
+    Managed,
+}
+
+impl Scope {
+    /// The lowercase name used in CLI flags and JSON output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+            Scope::Local => "local",
+            Scope::Cli => "cli",
+            Scope::Managed => "managed",
+        }
+    }
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Errors reading settings or the home directory.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The file is not strict JSON.
+    #[error("{path}:{line}:{column}: invalid JSON: {message} (settings files are strict JSON: no comments or trailing commas)")]
+    Json {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// What the parser said.
+        message: String,
+    },
+    /// The file parsed but its top level is not an object.
+    #[error("{path}: settings must be a JSON object at the top level")]
+    NotAnObject {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The file exceeds [`MAX_SETTINGS_BYTES`].
+    #[error("{path}: settings file is {size} bytes; the limit is {limit}")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// No home directory could be determined.
+    #[error("cannot find a home directory: set {HOME_ENV}")]
+    NoHome,
+}
+
+/// Warden's home directory and the paths under it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Home {
+    root: PathBuf,
+}
+
+impl Home {
+    /// Uses `root` as the home directory.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Home { root: root.into() }
+    }
+
+    /// `$WARDEN_HOME`, else `~/.warden`.
+    pub fn from_env() -> Result<Self, ConfigError> {
+        if let Some(v) = std::env::var_os(HOME_ENV).filter(|v| !v.is_empty()) {
+            return Ok(Home::new(PathBuf::from(v)));
+        }
+        let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).ok_or(ConfigError::NoHome)?;
+        Ok(Home::new(PathBuf::from(home).join(".warden")))
+    }
+
+    /// The home directory itself.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The user-scope settings file.
+    pub fn user_settings(&self) -> PathBuf {
+        self.root.join("settings.json")
+    }
+
+    /// Root of installed plugins and marketplaces (Claude Code's `~/.claude/plugins`).
+    pub fn plugins_dir(&self) -> PathBuf {
+        self.root.join("plugins")
+    }
+
+    /// Compiled-component cache. Host-owned: never preopened into a guest.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.root.join("cache")
+    }
+}
+
+/// One settings file that was read.
+#[derive(Debug, Clone)]
+pub struct SettingsFile {
+    /// Its scope.
+    pub scope: Scope,
+    /// Where it was read from (`None` for inline `--settings` JSON).
+    pub path: Option<PathBuf>,
+    /// Its top-level object.
+    pub value: Map<String, Value>,
+}
+
+impl SettingsFile {
+    /// A printable name for the file: its path, or `--settings` for inline JSON.
+    pub fn display_name(&self) -> String {
+        match &self.path {
+            Some(p) => p.display().to_string(),
+            None => "--settings".to_string(),
+        }
+    }
+
+    /// The directory relative paths in this file are resolved against (rule paths such as
+    /// `Read(/src/**)` are relative to the settings file's project root, i.e. the parent of
+    /// `.claude/`).
+    pub fn base_dir(&self) -> Option<PathBuf> {
+        let p = self.path.as_ref()?;
+        let dir = p.parent()?;
+        if dir.file_name().is_some_and(|n| n == ".claude") {
+            dir.parent().map(Path::to_path_buf)
+        } else {
+            Some(dir.to_path_buf())
+        }
+    }
+}
+
+/// What to load.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// The session's starting directory.
+    pub cwd: PathBuf,
+    /// Warden's home.
+    pub home: Home,
+    /// Directory holding `managed-settings.json` (`None` = no managed settings).
+    pub managed_dir: Option<PathBuf>,
+    /// `--settings` arguments: a path, or inline JSON starting with `{`.
+    pub cli_settings: Vec<String>,
+}
+
+impl LoadOptions {
+    /// Options for a session in `cwd`, reading the managed directory from
+    /// [`MANAGED_DIR_ENV`] or `/etc/claude-code`.
+    pub fn new(cwd: impl Into<PathBuf>, home: Home) -> Self {
+        let managed_dir = match std::env::var_os(MANAGED_DIR_ENV) {
+            Some(v) if v.is_empty() => None,
+            Some(v) => Some(PathBuf::from(v)),
+            None => Some(PathBuf::from("/etc/claude-code")),
+        };
+        LoadOptions { cwd: cwd.into(), home, managed_dir, cli_settings: Vec::new() }
+    }
+}
+
+/// Every settings file of a session, highest precedence first, plus the files that failed.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    /// Files that loaded, highest precedence first.
+    pub files: Vec<SettingsFile>,
+    /// Files that exist but could not be used; each was skipped.
+    pub errors: Vec<ConfigErrorReport>,
+}
+
+/// A skipped settings file, kept as text so `Settings` stays `Clone`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigErrorReport {
+    /// The scope the file would have had.
+    pub scope: Scope,
+    /// The message, naming the file and position.
+    pub message: String,
+}
+
+/// The local-settings directory for a session in `cwd`: the git repository root if `cwd` is
+/// inside one, else `cwd`.
+pub fn local_root(cwd: &Path) -> PathBuf {
+    let mut dir = Some(cwd);
+    while let Some(d) = dir {
+        if d.join(".git").exists() {
+            return d.to_path_buf();
+        }
+        dir = d.parent();
+    }
+    cwd.to_path_buf()
+}
+
+/// Path of the settings file a write at `scope` goes to (`None` for managed and CLI scopes,
+/// which Warden never writes).
+pub fn settings_path(scope: Scope, cwd: &Path, home: &Home) -> Option<PathBuf> {
+    match scope {
+        Scope::User => Some(home.user_settings()),
+        Scope::Project => Some(cwd.join(".claude").join("settings.json")),
+        Scope::Local => Some(local_root(cwd).join(".claude").join("settings.local.json")),
+        Scope::Cli | Scope::Managed => None,
+    }
+}
+
+/// Reads one settings file. `Ok(None)` when it does not exist.
+pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>, ConfigError> {
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(ConfigError::Io { path: path.to_path_buf(), source }),
+    };
+    if meta.len() > MAX_SETTINGS_BYTES {
+        return Err(ConfigError::TooLarge { path: path.to_path_buf(), size: meta.len(), limit: MAX_SETTINGS_BYTES });
+    }
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+    parse_settings(&text, path).map(Some)
+}
+
+/// Parses settings text; `path` is used in errors only.
+pub fn parse_settings(text: &str, path: &Path) -> Result<Map<String, Value>, ConfigError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| ConfigError::Json {
+        path: path.to_path_buf(),
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e.to_string()),
+    })?;
+    match value {
+        Value::Object(map) => Ok(map),
+        _ => Err(ConfigError::NotAnObject { path: path.to_path_buf() }),
+    }
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+impl Settings {
+    /// Loads every scope for a session described by `opts`.
+    pub fn load(opts: &LoadOptions) -> Settings {
+        let mut s = Settings::default();
+        if let Some(dir) = &opts.managed_dir {
+            // managed-settings.json first, then drop-ins alphabetically; later drop-ins win,
+            // so they go first in highest-first order.
+            let mut managed = vec![dir.join("managed-settings.json")];
+            if let Ok(rd) = std::fs::read_dir(dir.join("managed-settings.d")) {
+                let mut drop_ins: Vec<PathBuf> = rd
+                    .filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| {
+                        p.extension().is_some_and(|x| x == "json")
+                            && !p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'))
+                    })
+                    .collect();
+                drop_ins.sort();
+                managed.extend(drop_ins);
+            }
+            for p in managed.iter().rev() {
+                s.push_path(Scope::Managed, p);
+            }
+        }
+        for arg in opts.cli_settings.iter().rev() {
+            if arg.trim_start().starts_with('{') {
+                match parse_settings(arg, Path::new("--settings")) {
+                    Ok(value) => s.files.push(SettingsFile { scope: Scope::Cli, path: None, value }),
+                    Err(e) => s.errors.push(ConfigErrorReport { scope: Scope::Cli, message: e.to_string() }),
+                }
+            } else {
+                let p = opts.cwd.join(arg);
+                if !p.exists() {
+                    s.errors.push(ConfigErrorReport {
+                        scope: Scope::Cli,
+                        message: format!("{}: settings file not found", p.display()),
+                    });
+                }
+                s.push_path(Scope::Cli, &p);
+            }
+        }
+        for scope in [Scope::Local, Scope::Project, Scope::User] {
+            if let Some(p) = settings_path(scope, &opts.cwd, &opts.home) {
+                s.push_path(scope, &p);
+            }
+        }
+        s
+    }
+
+    fn push_path(&mut self, scope: Scope, path: &Path) {
+        match read_settings_file(path) {
+            Ok(Some(value)) => self.files.push(SettingsFile { scope, path: Some(path.to_path_buf()), value }),
+            Ok(None) => {}
+            Err(e) => self.errors.push(ConfigErrorReport { scope, message: e.to_string() }),
+        }
+    }
+
+    /// Files of the given scope, highest precedence first.
+    pub fn scope(&self, scope: Scope) -> impl Iterator<Item = &SettingsFile> {
+        self.files.iter().filter(move |f| f.scope == scope)
+    }
+
+    /// The value of a scalar key from the highest-precedence file that sets it.
+    pub fn scalar(&self, key: &str) -> Option<(&Value, &SettingsFile)> {
+        self.files.iter().find_map(|f| f.value.get(key).map(|v| (v, f)))
+    }
+
+    /// A boolean key (`false` when unset or not a boolean).
+    pub fn flag(&self, key: &str) -> bool {
+        self.scalar(key).and_then(|(v, _)| v.as_bool()).unwrap_or(false)
+    }
+
+    /// The whole merged view, following Claude Code's rules (see the crate docs).
+    pub fn merged(&self) -> Map<String, Value> {
+        let mut out = Map::new();
+        // Lowest precedence first so higher files overwrite scalars.
+        for f in self.files.iter().rev() {
+            merge_into(&mut out, &f.value);
+        }
+        out
+    }
+}
+
+/// Merges `src` over `dst`: scalars replaced, arrays concatenated without duplicates, objects
+/// merged key by key.
+pub fn merge_into(dst: &mut Map<String, Value>, src: &Map<String, Value>) {
+    for (k, v) in src {
+        match (dst.get_mut(k), v) {
+            (Some(Value::Object(d)), Value::Object(s)) => merge_into(d, s),
+            (Some(Value::Array(d)), Value::Array(s)) => {
+                for item in s {
+                    if !d.contains(item) {
+                        d.push(item.clone());
+                    }
+                }
+            }
+            _ => {
+                dst.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(p: &Path, text: &str) {
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    #[test]
+    fn precedence_and_merge() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let home = Home::new(t.path().join("home"));
+        let cwd = t.path().join("proj");
+        std::fs::create_dir_all(cwd.join(".git")).expect("git");
+        write(&home.user_settings(), r#"{"model":"user","permissions":{"allow":["Read"],"deny":["Bash(rm *)"]}}"#);
+        write(&cwd.join(".claude/settings.json"), r#"{"model":"project","permissions":{"allow":["Edit","Read"]}}"#);
+        write(&cwd.join(".claude/settings.local.json"), r#"{"env":{"A":"1"}}"#);
+        let managed = t.path().join("managed");
+        write(&managed.join("managed-settings.json"), r#"{"model":"managed-base"}"#);
+        write(&managed.join("managed-settings.d/10-x.json"), r#"{"model":"managed-dropin"}"#);
+        let mut opts = LoadOptions::new(&cwd, home);
+        opts.managed_dir = Some(managed);
+        opts.cli_settings = vec![r#"{"env":{"B":"2"}}"#.into()];
+        let s = Settings::load(&opts);
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        let scopes: Vec<Scope> = s.files.iter().map(|f| f.scope).collect();
+        assert_eq!(scopes, [Scope::Managed, Scope::Managed, Scope::Cli, Scope::Local, Scope::Project, Scope::User]);
+        let m = s.merged();
+        assert_eq!(m["model"], "managed-dropin");
+        assert_eq!(m["permissions"]["allow"], serde_json::json!(["Read", "Edit"]));
+        assert_eq!(m["permissions"]["deny"], serde_json::json!(["Bash(rm *)"]));
+        assert_eq!(m["env"], serde_json::json!({"A":"1","B":"2"}));
+    }
+
+    #[test]
+    fn broken_file_is_reported_with_position_and_skipped() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let home = Home::new(t.path().join("home"));
+        write(&home.user_settings(), "{\n  \"a\": 1,\n}\n");
+        let mut opts = LoadOptions::new(t.path(), home);
+        opts.managed_dir = None;
+        let s = Settings::load(&opts);
+        assert!(s.files.is_empty());
+        assert_eq!(s.errors.len(), 1);
+        assert!(s.errors[0].message.contains("settings.json:3:1"), "{}", s.errors[0].message);
+    }
+}

@@ -1,0 +1,1 @@
+//! warden-hooks (in progress).

@@ -1,0 +1,1 @@
+//! warden-instructions (in progress).

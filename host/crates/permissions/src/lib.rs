@@ -1,0 +1,1 @@
+//! warden-permissions (in progress).

@@ -1,0 +1,1 @@
+//! warden-plugins (in progress).
