@@ -1,1 +1,6 @@
-//! warden-instructions (in progress).
+//! The instruction layer: what enters the model's context, when, and under what name.
+//!
+//! Memory files (`CLAUDE.md` and friends), rules, skills, subagents and legacy commands are read
+//! from disk, named and ordered the way Claude Code does it.
+
+pub mod frontmatter;

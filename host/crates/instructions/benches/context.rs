@@ -1,0 +1,3 @@
+//! Context-loading benchmark (filled in below).
+
+fn main() {}
