@@ -1,5 +1,7 @@
 //! Claude Code–compatible permission rules: parsing, evaluation and capability checks.
 
+pub mod shell;
+
 use std::path::Path;
 
 /// Whether a hook's `if` filter (one permission-rule string) selects this tool call.
