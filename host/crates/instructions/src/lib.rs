@@ -1,10 +1,26 @@
 //! The instruction layer: what enters the model's context, when, and under what name.
 //!
-//! Memory files (`CLAUDE.md` and friends), rules, skills, subagents and legacy commands are read
-//! from disk, named and ordered the way Claude Code does it.
+//! * [`frontmatter`]: the project's only YAML reader (strict, then lenient).
+//! * [`memory`]: `CLAUDE.md`, `CLAUDE.local.md`, `AGENTS.md`, `@path` imports and rules.
+//! * [`skills`]: skills and legacy commands, the listing, substitutions and `!` injection.
+//! * [`agents`]: subagent definitions.
+//! * [`context`]: [`load_context`] puts it all together.
+//!
+//! Files live where Claude Code keeps them, with `$WARDEN_HOME` in place of `~/.claude`.
 
+pub mod agents;
+pub mod context;
 pub mod diag;
 pub mod fields;
 pub mod frontmatter;
 pub mod glob;
 pub mod memory;
+pub mod skills;
+
+pub use agents::{Agent, AgentSource};
+pub use context::{Context, ContextOptions, PluginContent, load_context};
+pub use diag::Warning;
+pub use memory::{LoadReason, MemoryFile, MemoryKind, MemoryType, RuleInfo};
+pub use skills::{
+    CommandRunner, RenderError, RenderOptions, RenderedSkill, Skill, SkillKind, SkillSource,
+};
