@@ -1,1 +1,54 @@
-//! warden-hooks (in progress).
+//! Claude Code–compatible hook engine.
+//!
+//! Existing Claude Code plugins run unchanged: their `hooks/hooks.json`, settings-file hooks and
+//! skill/agent frontmatter hooks are loaded with Claude Code's rules, and Warden's WASM hook
+//! components (declared in the `warden` section of `plugin.json`) run beside them through the
+//! same classification and merge.
+//!
+//! Flow:
+//! 1. [`HookConfigBuilder`] collects hooks from settings ([`warden_config::Settings`]), plugins,
+//!    skills, agents and the host, applies the policy gates and yields a [`HookConfig`];
+//! 2. [`dispatch`] selects the handlers of one event (matcher, `if`, dedup), runs them in
+//!    parallel with their timeouts and merges their results into a [`MergedResult`];
+//! 3. the host reads [`MergedResult::permission_verdict`] for the permission engine, or prints
+//!    [`to_cc_output`] for the `warden hook <Event>` bridge.
+
+mod config;
+mod dispatch;
+mod event;
+mod exec;
+mod handler;
+mod input;
+mod matcher;
+mod merge;
+mod output;
+
+pub use config::{
+    ConfigWarning, HookConfig, HookConfigBuilder, HookSource, ParseOptions, ParsedGroup,
+    PluginContext, RegisteredHook, parse_hooks, url_allowed,
+};
+pub use dispatch::{
+    AsyncHookReport, DEFAULT_STOP_BLOCK_CAP, DispatchOptions, DispatchResult, HandlerReport,
+    SESSION_END_BASE_BUDGET, SESSION_END_MAX_BUDGET, dispatch,
+};
+pub use event::{Event, UnknownEvent};
+pub use exec::{MAX_CAPTURE_BYTES, PIPE_GRACE, RawOutcome, WasmHookCall, WasmHookRunner};
+pub use handler::{
+    CommandHandler, Handler, HandlerKind, HandlerType, HttpHandler, MAX_TIMEOUT,
+    MILLISECOND_TIMEOUT_THRESHOLD, McpToolHandler, ModelHandler, OnFailure, Shell, WasmHandler,
+};
+pub use input::{
+    CommonFields, ConfigChange, CwdChanged, DirectoryAdded, Effort, Elicitation, ElicitationResult,
+    EventPayload, FileChanged, HookInput, InputError, InstructionsLoaded, McpServerInfo,
+    MessageDisplay, Notification, PermissionDenied, PermissionRequest, PostCompact, PostToolBatch,
+    PostToolUse, PostToolUseFailure, PreCompact, PreToolUse, SessionEnd, SessionStart, Setup, Stop,
+    StopFailure, SubagentStart, SubagentStop, Task, TeammateIdle, ToolCall, UserPromptExpansion,
+    UserPromptSubmit, WorktreeCreate, WorktreeRemove,
+};
+pub use matcher::{Matcher, MatcherError};
+pub use merge::{
+    MergedResult, PermissionDecision, PermissionVerdict, merge, render_stdout, to_cc_output,
+};
+pub use output::{
+    Classified, MAX_OUTPUT_CHARS, Outcome, PREVIEW_CHARS, cap_text, classify_raw, validate_output,
+};

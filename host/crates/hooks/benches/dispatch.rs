@@ -1,0 +1,3 @@
+//! Dispatch latency benchmark.
+
+fn main() {}

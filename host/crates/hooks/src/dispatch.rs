@@ -1,0 +1,708 @@
+//! Dispatching one event: select handlers (matcher, `if`, dedup), run them in parallel with
+//! their timeouts, classify and merge (spec 1.7, 1.13).
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::config::{HookConfig, HookSource, RegisteredHook};
+use crate::event::Event;
+use crate::exec::{
+    ProcessSpec, RawOutcome, WasmHookCall, WasmHookRunner, interpolate_header, run_http,
+    run_process,
+};
+use crate::handler::{CommandHandler, HandlerKind, HandlerType, Shell};
+use crate::merge::{MergedResult, merge};
+use crate::output::{Classified, Outcome, cap_text, classify_http, classify_raw};
+
+/// Default Stop / SubagentStop loop cap (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`).
+pub const DEFAULT_STOP_BLOCK_CAP: u32 = 8;
+/// Base `SessionEnd` budget shared by all its hooks.
+pub const SESSION_END_BASE_BUDGET: Duration = Duration::from_millis(1500);
+/// Largest `SessionEnd` budget settings-file timeouts can raise it to.
+pub const SESSION_END_MAX_BUDGET: Duration = Duration::from_secs(60);
+
+/// Variables removed from hook environments by `CLAUDE_CODE_SUBPROCESS_ENV_SCRUB=1`.
+const SCRUBBED_VARS: &[&str] = &[
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "AZURE_CLIENT_SECRET",
+    "AZURE_API_KEY",
+];
+
+/// A background (`async`) hook's result, delivered to the host for the next turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AsyncHookReport {
+    /// The event that started it.
+    pub event: Event,
+    /// The handler's label.
+    pub handler: String,
+    /// `additionalContext` it returned.
+    pub additional_context: Option<String>,
+    /// `systemMessage` it returned.
+    pub system_message: Option<String>,
+    /// `asyncRewake` handler that exited 2: the message that wakes Claude (stderr, else stdout).
+    pub rewake: Option<String>,
+    /// Whether it timed out.
+    pub timed_out: bool,
+}
+
+/// How to dispatch.
+#[derive(Clone)]
+pub struct DispatchOptions {
+    /// Run only WASM handlers (the `warden hook <Event>` bridge, where Claude Code runs the
+    /// others itself).
+    pub wasm_only: bool,
+    /// Runs WASM handlers; without it they are skipped with a notice.
+    pub wasm_runner: Option<Arc<dyn WasmHookRunner>>,
+    /// Working directory of hook processes (the project directory in Claude Code).
+    pub cwd: PathBuf,
+    /// `CLAUDE_PROJECT_DIR`.
+    pub project_dir: PathBuf,
+    /// Base environment of hook processes (`None`: this process's environment). `OTEL_*`
+    /// variables are always removed.
+    pub env: Option<BTreeMap<String, String>>,
+    /// Added to every hook's environment (e.g. `CLAUDE_CODE_ENTRYPOINT`).
+    pub extra_env: BTreeMap<String, String>,
+    /// `CLAUDE_ENV_FILE` for `SessionStart`, `Setup`, `CwdChanged`, `FileChanged` hooks.
+    pub env_file: Option<PathBuf>,
+    /// Where over-long hook output is spilled (`None`: truncated in place).
+    pub spill_dir: Option<PathBuf>,
+    /// Stop / SubagentStop consecutive-block cap; 0 disables the cap.
+    pub stop_block_cap: u32,
+    /// `CLAUDE_PID` (default: this process).
+    pub pid: Option<u32>,
+    /// Receives results of `async` hooks (dropped when `None`).
+    pub async_sink: Option<UnboundedSender<AsyncHookReport>>,
+}
+
+impl std::fmt::Debug for DispatchOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DispatchOptions")
+            .field("wasm_only", &self.wasm_only)
+            .field("wasm_runner", &self.wasm_runner.is_some())
+            .field("cwd", &self.cwd)
+            .field("project_dir", &self.project_dir)
+            .field("stop_block_cap", &self.stop_block_cap)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DispatchOptions {
+    /// Options for a session in `project_dir`, reading `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` from the
+    /// environment.
+    pub fn new(project_dir: impl Into<PathBuf>) -> Self {
+        let project_dir = project_dir.into();
+        let stop_block_cap = std::env::var("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(DEFAULT_STOP_BLOCK_CAP);
+        DispatchOptions {
+            wasm_only: false,
+            wasm_runner: None,
+            cwd: project_dir.clone(),
+            project_dir,
+            env: None,
+            extra_env: BTreeMap::new(),
+            env_file: None,
+            spill_dir: None,
+            stop_block_cap,
+            pid: None,
+            async_sink: None,
+        }
+    }
+
+    /// Sets the WASM runner.
+    pub fn with_wasm_runner(mut self, runner: Arc<dyn WasmHookRunner>) -> Self {
+        self.wasm_runner = Some(runner);
+        self
+    }
+}
+
+/// What happened to one handler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandlerReport {
+    /// Command, URL, tool or component.
+    pub label: String,
+    /// Its type.
+    pub handler_type: HandlerType,
+    /// Its source's label (`Project Settings`, `Plugin Hooks (x@y)`, …).
+    pub source: String,
+    /// Its classified result.
+    pub result: Classified,
+    /// Exit code, for command and WASM handlers that exited.
+    pub exit_code: Option<i32>,
+    /// Wall time.
+    pub elapsed: Duration,
+}
+
+/// The result of [`dispatch`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct DispatchResult {
+    /// The merged outcome.
+    pub merged: MergedResult,
+    /// Per-handler reports, in finish order (skipped handlers first).
+    pub handlers: Vec<HandlerReport>,
+    /// Notices about this dispatch (skipped handlers, loop cap).
+    pub warnings: Vec<String>,
+}
+
+/// Per-dispatch data shared by the handler tasks.
+struct Ctx {
+    event: Event,
+    input: Arc<str>,
+    base_env: BTreeMap<String, String>,
+    opts: DispatchOptions,
+    http_allowed_env_vars: Option<Vec<String>>,
+}
+
+fn canonical(v: &Value) -> String {
+    fn walk(v: &Value, out: &mut String) {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<_> = m.keys().collect();
+                keys.sort();
+                out.push('{');
+                for k in keys {
+                    out.push_str(&Value::String(k.clone()).to_string());
+                    out.push(':');
+                    walk(&m[k.as_str()], out);
+                    out.push(',');
+                }
+                out.push('}');
+            }
+            Value::Array(a) => {
+                out.push('[');
+                for x in a {
+                    walk(x, out);
+                    out.push(',');
+                }
+                out.push(']');
+            }
+            other => out.push_str(&other.to_string()),
+        }
+    }
+    let mut s = String::new();
+    walk(v, &mut s);
+    s
+}
+
+fn matcher_value(event: Event, input: &Value) -> String {
+    let Some(field) = event.matcher_field() else {
+        return String::new();
+    };
+    let v = input.get(field).and_then(Value::as_str).unwrap_or_default();
+    if event == Event::FileChanged {
+        Path::new(v)
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or(v)
+            .to_string()
+    } else {
+        v.to_string()
+    }
+}
+
+fn skipped(hook: &RegisteredHook, reason: String) -> HandlerReport {
+    HandlerReport {
+        label: hook.handler.label(),
+        handler_type: hook.handler.kind.handler_type(),
+        source: hook.source.label(),
+        result: Classified {
+            outcome: Outcome::Skipped { reason },
+            json: None,
+            plain: None,
+        },
+        exit_code: None,
+        elapsed: Duration::ZERO,
+    }
+}
+
+/// Runs every handler of `config` that matches `event` / `input`, in parallel, and merges their
+/// results. Never fails: broken, hung or hostile handlers become notices.
+///
+/// Choices where the documentation is silent:
+/// * identical settings-file handlers are deduplicated by their handler object (key order
+///   ignored); plugin, skill and agent copies always run;
+/// * the Stop-loop cap lets `cap` consecutive blocks through and overrides the next one
+///   (counted per event, and per `agent_id` for `SubagentStop`);
+/// * `async` hooks keep their timeout (the baseline documentation's 10-minute default), so an
+///   abandoned background hook cannot outlive the host indefinitely;
+/// * a `once` skill hook is spent after its first successful run.
+pub async fn dispatch(
+    event: Event,
+    input: &Value,
+    config: &HookConfig,
+    opts: &DispatchOptions,
+) -> DispatchResult {
+    let mut warnings = Vec::new();
+    let mut reports = Vec::new();
+    let value = matcher_value(event, input);
+    let tool_name = input
+        .get("tool_name")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let tool_input = input.get("tool_input").cloned().unwrap_or(Value::Null);
+    let live_cwd = input
+        .get("cwd")
+        .and_then(Value::as_str)
+        .map(PathBuf::from)
+        .unwrap_or_else(|| opts.cwd.clone());
+    let mut seen_settings = HashSet::new();
+    let mut selected: Vec<Arc<RegisteredHook>> = Vec::new();
+    for hook in config.hooks(event) {
+        if !hook.matcher.matches(&value) {
+            continue;
+        }
+        if hook.handler.once && hook.spent.load(Ordering::Acquire) {
+            continue;
+        }
+        // `if` is only evaluated on tool events; elsewhere a handler carrying it never runs.
+        if let Some(rule) = &hook.handler.if_rule
+            && (!event.is_tool_event()
+                || !warden_permissions::if_filter_matches(rule, tool_name, &tool_input, &live_cwd))
+        {
+            continue;
+        }
+        let ty = hook.handler.kind.handler_type();
+        if opts.wasm_only && ty != HandlerType::Wasm {
+            continue;
+        }
+        match ty {
+            HandlerType::McpTool => {
+                reports.push(skipped(
+                    hook,
+                    "mcp_tool handlers are unsupported until MCP support lands".into(),
+                ));
+                continue;
+            }
+            HandlerType::Prompt | HandlerType::Agent => {
+                reports.push(skipped(
+                    hook,
+                    format!("{} handlers need a model; skipped", ty.as_str()),
+                ));
+                continue;
+            }
+            HandlerType::Wasm if opts.wasm_runner.is_none() => {
+                let msg = format!(
+                    "{}: no WASM runner configured; skipped",
+                    hook.handler.label()
+                );
+                warnings.push(msg.clone());
+                reports.push(skipped(hook, msg));
+                continue;
+            }
+            _ => {}
+        }
+        if hook.source.is_settings() && !seen_settings.insert(canonical(&hook.handler.raw)) {
+            continue;
+        }
+        selected.push(hook.clone());
+    }
+
+    let session_end_budget = (event == Event::SessionEnd).then(|| session_end_budget(config, opts));
+    let ctx = Arc::new(Ctx {
+        event,
+        input: Arc::from(input.to_string()),
+        base_env: base_env(opts),
+        opts: opts.clone(),
+        http_allowed_env_vars: config.http_allowed_env_vars.clone(),
+    });
+
+    let mut set = tokio::task::JoinSet::new();
+    for hook in selected {
+        let timeout = match session_end_budget {
+            Some(b) => hook.handler.timeout.map_or(b, |t| t.min(b)),
+            None => hook.handler.effective_timeout(event),
+        };
+        if hook.handler.is_async() {
+            spawn_async(ctx.clone(), hook.clone(), timeout);
+            let mut r = skipped(&hook, String::new());
+            r.result.outcome = Outcome::Async;
+            reports.push(r);
+            continue;
+        }
+        let ctx = ctx.clone();
+        set.spawn(async move {
+            let started = Instant::now();
+            let (result, exit_code) = run_one(&ctx, &hook, timeout).await;
+            if hook.handler.once && result.outcome == Outcome::Success {
+                hook.spent.store(true, Ordering::Release);
+            }
+            HandlerReport {
+                label: hook.handler.label(),
+                handler_type: hook.handler.kind.handler_type(),
+                source: hook.source.label(),
+                result,
+                exit_code,
+                elapsed: started.elapsed(),
+            }
+        });
+    }
+    while let Some(joined) = set.join_next().await {
+        match joined {
+            Ok(r) => reports.push(r),
+            Err(e) => warnings.push(format!("hook task failed: {e}")),
+        }
+    }
+    let classified: Vec<Classified> = reports.iter().map(|r| r.result.clone()).collect();
+    let mut merged = merge(event, input, &classified, opts.spill_dir.as_deref());
+    apply_stop_cap(event, input, config, opts, &mut merged, &mut warnings);
+    DispatchResult {
+        merged,
+        handlers: reports,
+        warnings,
+    }
+}
+
+fn apply_stop_cap(
+    event: Event,
+    input: &Value,
+    config: &HookConfig,
+    opts: &DispatchOptions,
+    merged: &mut MergedResult,
+    warnings: &mut Vec<String>,
+) {
+    if !matches!(event, Event::Stop | Event::SubagentStop) {
+        return;
+    }
+    let key = match event {
+        Event::SubagentStop => format!(
+            "SubagentStop:{}",
+            input
+                .get("agent_id")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+        ),
+        _ => "Stop".to_string(),
+    };
+    let Ok(mut counts) = config.stop_blocks.lock() else {
+        return;
+    };
+    if !merged.blocked {
+        counts.remove(&key);
+        return;
+    }
+    let n = counts.entry(key.clone()).or_insert(0);
+    *n += 1;
+    if opts.stop_block_cap > 0 && *n > opts.stop_block_cap {
+        counts.remove(&key);
+        merged.blocked = false;
+        merged.block_reasons.clear();
+        merged.stop_cap_overridden = true;
+        warnings.push(format!(
+            "{event} hooks blocked {} times in a row; allowing the stop (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP)",
+            opts.stop_block_cap
+        ));
+    }
+}
+
+fn session_end_budget(config: &HookConfig, opts: &DispatchOptions) -> Duration {
+    let env_ms = opts
+        .env
+        .as_ref()
+        .and_then(|e| e.get("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS").cloned())
+        .or_else(|| std::env::var("CLAUDE_CODE_SESSIONEND_HOOKS_TIMEOUT_MS").ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(ms) = env_ms {
+        return Duration::from_millis(ms);
+    }
+    config
+        .hooks(Event::SessionEnd)
+        .iter()
+        .filter(|h| h.source.is_settings())
+        .filter_map(|h| h.handler.timeout)
+        .fold(SESSION_END_BASE_BUDGET, Duration::max)
+        .min(SESSION_END_MAX_BUDGET)
+}
+
+fn base_env(opts: &DispatchOptions) -> BTreeMap<String, String> {
+    let mut env: BTreeMap<String, String> = match &opts.env {
+        Some(e) => e.clone(),
+        None => std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect(),
+    };
+    env.retain(|k, _| !k.starts_with("OTEL_"));
+    if env
+        .get("CLAUDE_CODE_SUBPROCESS_ENV_SCRUB")
+        .is_some_and(|v| v == "1")
+    {
+        for k in SCRUBBED_VARS {
+            env.remove(*k);
+        }
+    }
+    env
+}
+
+/// Replaces the exact `${NAME}` tokens (and `${user_config.KEY}` in exec form); forms such as
+/// `${CLAUDE_PLUGIN_ROOT:-.}` are left to the shell, which sees the exported variable.
+fn substitute(s: &str, vars: &[(String, String)]) -> String {
+    let mut out = s.to_string();
+    for (k, v) in vars {
+        let token = format!("${{{k}}}");
+        if out.contains(&token) {
+            out = out.replace(&token, v);
+        }
+    }
+    out
+}
+
+fn option_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn hook_env(ctx: &Ctx, source: &HookSource) -> (BTreeMap<String, String>, Vec<(String, String)>) {
+    let opts = &ctx.opts;
+    let mut env = ctx.base_env.clone();
+    let mut subs = Vec::new();
+    let project = opts.project_dir.display().to_string();
+    env.insert("CLAUDE_PROJECT_DIR".into(), project.clone());
+    subs.push(("CLAUDE_PROJECT_DIR".to_string(), project));
+    if let Some(p) = source.plugin() {
+        let root = p.root.display().to_string();
+        let data = p.data_dir.display().to_string();
+        env.insert("CLAUDE_PLUGIN_ROOT".into(), root.clone());
+        env.insert("CLAUDE_PLUGIN_DATA".into(), data.clone());
+        subs.push(("CLAUDE_PLUGIN_ROOT".into(), root));
+        subs.push(("CLAUDE_PLUGIN_DATA".into(), data));
+        for (k, v) in &p.options {
+            env.insert(
+                format!("CLAUDE_PLUGIN_OPTION_{}", k.to_uppercase()),
+                option_string(v),
+            );
+        }
+    }
+    let input: Option<Value> = serde_json::from_str(&ctx.input).ok();
+    if let Some(sid) = input
+        .as_ref()
+        .and_then(|i| i.get("session_id"))
+        .and_then(Value::as_str)
+    {
+        env.insert("CLAUDE_CODE_SESSION_ID".into(), sid.to_string());
+    }
+    if let Some(level) = input
+        .as_ref()
+        .and_then(|i| i.pointer("/effort/level"))
+        .and_then(Value::as_str)
+    {
+        env.insert("CLAUDE_EFFORT".into(), level.to_string());
+    }
+    env.insert("CLAUDECODE".into(), "1".into());
+    env.insert("CLAUDE_CODE_CHILD_SESSION".into(), "1".into());
+    env.insert(
+        "CLAUDE_PID".into(),
+        opts.pid.unwrap_or_else(std::process::id).to_string(),
+    );
+    if ctx.event.gets_env_file()
+        && let Some(f) = &opts.env_file
+    {
+        env.insert("CLAUDE_ENV_FILE".into(), f.display().to_string());
+    }
+    for (k, v) in &opts.extra_env {
+        env.insert(k.clone(), v.clone());
+    }
+    (env, subs)
+}
+
+fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+fn process_spec(
+    ctx: &Ctx,
+    c: &CommandHandler,
+    source: &HookSource,
+    timeout: Duration,
+) -> ProcessSpec {
+    let (env, mut subs) = hook_env(ctx, source);
+    let (program, args) = match &c.args {
+        Some(args) => {
+            if let Some(p) = source.plugin() {
+                for (k, v) in &p.options {
+                    subs.push((format!("user_config.{k}"), option_string(v)));
+                }
+            }
+            (
+                substitute(&c.command, &subs),
+                args.iter().map(|a| substitute(a, &subs)).collect(),
+            )
+        }
+        None => match c.shell {
+            Shell::Bash => {
+                let cmd = substitute(&c.command, &subs);
+                let cmd = match env
+                    .get("CLAUDE_CODE_SHELL_PREFIX")
+                    .filter(|p| !p.is_empty())
+                {
+                    Some(prefix) => format!("{prefix} {}", shell_quote(&cmd)),
+                    None => cmd,
+                };
+                ("/bin/sh".to_string(), vec!["-c".to_string(), cmd])
+            }
+            Shell::PowerShell => {
+                let ps: Vec<(String, String)> = subs
+                    .iter()
+                    .map(|(k, _)| (k.clone(), format!("${{env:{k}}}")))
+                    .collect();
+                let cmd = substitute(&c.command, &ps);
+                (
+                    "pwsh".to_string(),
+                    vec![
+                        "-NoProfile".into(),
+                        "-NonInteractive".into(),
+                        "-Command".into(),
+                        cmd,
+                    ],
+                )
+            }
+        },
+    };
+    ProcessSpec {
+        program,
+        args,
+        env,
+        cwd: ctx.opts.cwd.clone(),
+        stdin: ctx.input.clone(),
+        timeout,
+    }
+}
+
+async fn run_one(ctx: &Ctx, hook: &RegisteredHook, timeout: Duration) -> (Classified, Option<i32>) {
+    let label = hook.handler.label();
+    let spill = ctx.opts.spill_dir.as_deref();
+    let on_failure = hook.handler.on_failure;
+    match &hook.handler.kind {
+        HandlerKind::Command(c) => {
+            let raw = run_process(process_spec(ctx, c, &hook.source, timeout)).await;
+            (
+                classify_raw(ctx.event, &raw, on_failure, &label, spill),
+                raw.exit_code,
+            )
+        }
+        HandlerKind::Wasm(w) => {
+            let Some(runner) = &ctx.opts.wasm_runner else {
+                return (
+                    Classified {
+                        outcome: Outcome::Skipped {
+                            reason: "no WASM runner".into(),
+                        },
+                        json: None,
+                        plain: None,
+                    },
+                    None,
+                );
+            };
+            let plugin = hook.source.plugin();
+            let call = WasmHookCall {
+                component: w.path.clone(),
+                component_name: w.component.clone(),
+                world: w.world.clone(),
+                declaration: w.declaration.clone(),
+                plugin_id: plugin.map(|p| p.id.clone()).unwrap_or_default(),
+                plugin_root: plugin.map(|p| p.root.clone()).unwrap_or_default(),
+                plugin_data: plugin.map(|p| p.data_dir.clone()).unwrap_or_default(),
+                project_dir: ctx.opts.project_dir.clone(),
+                event: ctx.event,
+                input: ctx.input.clone(),
+                timeout,
+            };
+            let raw = match tokio::time::timeout(timeout, runner.run(call)).await {
+                Ok(r) => r,
+                Err(_) => RawOutcome::timed_out(),
+            };
+            (
+                classify_raw(ctx.event, &raw, on_failure, &label, spill),
+                raw.exit_code,
+            )
+        }
+        HandlerKind::Http(h) => {
+            let mut allowed: Vec<String> = h.allowed_env_vars.clone();
+            if let Some(global) = &ctx.http_allowed_env_vars {
+                allowed.retain(|v| global.contains(v));
+            }
+            let headers: Vec<(String, String)> = h
+                .headers
+                .iter()
+                .map(|(k, v)| (k.clone(), interpolate_header(v, &allowed, &ctx.base_env)))
+                .collect();
+            let r = run_http(&h.url, &headers, ctx.input.clone(), timeout).await;
+            (
+                classify_http(ctx.event, &r, on_failure, &label, spill),
+                None,
+            )
+        }
+        HandlerKind::McpTool(_) | HandlerKind::Prompt(_) | HandlerKind::Agent(_) => (
+            Classified {
+                outcome: Outcome::Skipped {
+                    reason: "unsupported handler type".into(),
+                },
+                json: None,
+                plain: None,
+            },
+            None,
+        ),
+    }
+}
+
+fn spawn_async(ctx: Arc<Ctx>, hook: Arc<RegisteredHook>, timeout: Duration) {
+    let HandlerKind::Command(c) = &hook.handler.kind else {
+        return;
+    };
+    let spec = process_spec(&ctx, c, &hook.source, timeout);
+    let rewake = c.async_rewake;
+    tokio::spawn(async move {
+        let raw = run_process(spec).await;
+        let Some(sink) = &ctx.opts.async_sink else {
+            return;
+        };
+        let spill = ctx.opts.spill_dir.as_deref();
+        let json: Option<Map<String, Value>> =
+            match serde_json::from_str::<Value>(raw.stdout.trim_start()) {
+                Ok(Value::Object(m)) if crate::output::validate_output(ctx.event, &m).is_ok() => {
+                    Some(m)
+                }
+                _ => None,
+            };
+        let get = |k: &str| -> Option<String> {
+            let j = json.as_ref()?;
+            let v = if k == "additionalContext" {
+                j.get("hookSpecificOutput")?.get(k)?
+            } else {
+                j.get(k)?
+            };
+            v.as_str().map(|s| cap_text(s, spill))
+        };
+        let rewake_msg = (rewake && raw.exit_code == Some(2)).then(|| {
+            let msg = if raw.stderr.trim().is_empty() {
+                &raw.stdout
+            } else {
+                &raw.stderr
+            };
+            cap_text(msg.trim_end(), spill)
+        });
+        let report = AsyncHookReport {
+            event: ctx.event,
+            handler: hook.handler.label(),
+            additional_context: get("additionalContext"),
+            system_message: get("systemMessage"),
+            rewake: rewake_msg,
+            timed_out: raw.timed_out,
+        };
+        let _ = sink.send(report);
+    });
+}

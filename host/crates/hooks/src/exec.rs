@@ -1,0 +1,336 @@
+//! Running handlers: command processes, HTTP requests and WASM components (through
+//! [`WasmHookRunner`]). Every runner produces a raw result; classification lives in
+//! [`crate::output`].
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use crate::event::Event;
+
+/// Most bytes kept from one output stream; the rest is read and discarded so a chatty hook
+/// never blocks on a full pipe nor grows the host's memory without bound.
+pub const MAX_CAPTURE_BYTES: usize = 4 << 20;
+
+/// How long output pipes are drained after the hook process exits. A background child that
+/// inherited stdout would otherwise hold the call open until the hook's timeout.
+pub const PIPE_GRACE: Duration = Duration::from_millis(500);
+
+/// The raw result of a command process or a WASM component: the same shape for both, so both
+/// go through the same classification (spec 1.10).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RawOutcome {
+    /// Exit code; a process killed by signal `n` reports `128 + n`. `None` when it timed out
+    /// or never ran.
+    pub exit_code: Option<i32>,
+    /// Standard output (lossily decoded, capped at [`MAX_CAPTURE_BYTES`]).
+    pub stdout: String,
+    /// Standard error (same caps).
+    pub stderr: String,
+    /// The handler was stopped at its timeout; its output is discarded and it gives no decision.
+    pub timed_out: bool,
+    /// The handler could not run (spawn failure, component that fails to load or traps). It is
+    /// classified like a command that cannot start (exit 127): a non-blocking error.
+    pub error: Option<String>,
+}
+
+impl RawOutcome {
+    /// A finished run.
+    pub fn exited(code: i32, stdout: impl Into<String>, stderr: impl Into<String>) -> Self {
+        RawOutcome {
+            exit_code: Some(code),
+            stdout: stdout.into(),
+            stderr: stderr.into(),
+            ..Default::default()
+        }
+    }
+
+    /// A run stopped at its timeout.
+    pub fn timed_out() -> Self {
+        RawOutcome {
+            timed_out: true,
+            ..Default::default()
+        }
+    }
+
+    /// A handler that could not run.
+    pub fn error(message: impl Into<String>) -> Self {
+        RawOutcome {
+            error: Some(message.into()),
+            ..Default::default()
+        }
+    }
+}
+
+/// One WASM hook invocation.
+#[derive(Debug, Clone)]
+pub struct WasmHookCall {
+    /// Absolute path of the `.wasm` component.
+    pub component: PathBuf,
+    /// Its key in `warden.components`.
+    pub component_name: String,
+    /// Declared world (e.g. `"hook"`).
+    pub world: Option<String>,
+    /// The full component declaration from `plugin.json`.
+    pub declaration: serde_json::Value,
+    /// Plugin id (`name@marketplace`).
+    pub plugin_id: String,
+    /// Plugin install directory.
+    pub plugin_root: PathBuf,
+    /// Plugin data directory.
+    pub plugin_data: PathBuf,
+    /// Project directory.
+    pub project_dir: PathBuf,
+    /// The event.
+    pub event: Event,
+    /// The exact stdin JSON a command hook would receive.
+    pub input: Arc<str>,
+    /// Budget for the call. The dispatcher also enforces it by dropping the future.
+    pub timeout: Duration,
+}
+
+/// Runs WASM hook components. The host implements it with wasmtime; tests use an in-process
+/// function.
+pub trait WasmHookRunner: Send + Sync {
+    /// Runs `call.component` for `call.event` with `call.input`, within `call.timeout`.
+    fn run(&self, call: WasmHookCall) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + '_>>;
+}
+
+/// A fully prepared process.
+#[derive(Debug, Clone)]
+pub(crate) struct ProcessSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub cwd: PathBuf,
+    pub stdin: Arc<str>,
+    pub timeout: Duration,
+}
+
+/// Kills a whole process group when dropped while armed: a cancelled dispatch (or a timeout)
+/// must not leave hook processes behind.
+struct GroupGuard {
+    pgid: Option<i32>,
+}
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.pgid.take() {
+            // SAFETY: `kill` has no memory-safety preconditions; a negative pid addresses the
+            // process group this guard's child leads (spawned with `process_group(0)`).
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+
+    fn disarm(&mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+type Buffer = Arc<Mutex<Vec<u8>>>;
+
+fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
+    mut r: R,
+    buf: Buffer,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut chunk = vec![0u8; 16 * 1024];
+        loop {
+            match r.read(&mut chunk).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if let Ok(mut b) = buf.lock() {
+                        let room = MAX_CAPTURE_BYTES.saturating_sub(b.len());
+                        b.extend_from_slice(&chunk[..n.min(room)]);
+                    }
+                }
+            }
+        }
+    })
+}
+
+fn take(buf: &Buffer) -> String {
+    match buf.lock() {
+        Ok(mut b) => String::from_utf8_lossy(&std::mem::take(&mut *b)).into_owned(),
+        Err(_) => String::new(),
+    }
+}
+
+/// Runs a process in its own process group, feeding `stdin`, and kills the whole group at the
+/// timeout.
+pub(crate) async fn run_process(spec: ProcessSpec) -> RawOutcome {
+    use std::process::Stdio;
+    let mut cmd = tokio::process::Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .env_clear()
+        .envs(&spec.env)
+        .current_dir(&spec.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .kill_on_drop(true);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return RawOutcome::error(format!("cannot start `{}`: {e}", spec.program)),
+    };
+    let mut guard = GroupGuard {
+        pgid: child.id().and_then(|p| i32::try_from(p).ok()),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let data = spec.stdin.clone();
+        // A hook that never reads stdin must not stall the call, so the write runs on its own;
+        // EPIPE from a hook that exits early is expected and ignored.
+        tokio::spawn(async move {
+            let _ = stdin.write_all(data.as_bytes()).await;
+            let _ = stdin.shutdown().await;
+        });
+    }
+    let (out_buf, err_buf): (Buffer, Buffer) = Default::default();
+    let out_task = child
+        .stdout
+        .take()
+        .map(|s| spawn_reader(s, out_buf.clone()));
+    let err_task = child
+        .stderr
+        .take()
+        .map(|s| spawn_reader(s, err_buf.clone()));
+    let started = tokio::time::Instant::now();
+    let status = match tokio::time::timeout(spec.timeout, child.wait()).await {
+        Ok(Ok(status)) => status,
+        Ok(Err(e)) => {
+            guard.kill();
+            return RawOutcome::error(format!("waiting for `{}` failed: {e}", spec.program));
+        }
+        Err(_) => {
+            guard.kill();
+            let _ = child.wait().await;
+            for t in [out_task, err_task].into_iter().flatten() {
+                t.abort();
+            }
+            return RawOutcome::timed_out();
+        }
+    };
+    // The leader has exited; its group may live on (background children are the hook's
+    // business, as in Claude Code), so the guard no longer owns it.
+    guard.disarm();
+    let remaining = spec.timeout.saturating_sub(started.elapsed());
+    let grace = remaining.min(PIPE_GRACE);
+    for t in [out_task, err_task].into_iter().flatten() {
+        let abort = t.abort_handle();
+        if tokio::time::timeout(grace, t).await.is_err() {
+            abort.abort();
+        }
+    }
+    let code = status.code().or_else(|| {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal().map(|s| 128 + s)
+    });
+    RawOutcome {
+        exit_code: code,
+        stdout: take(&out_buf),
+        stderr: take(&err_buf),
+        timed_out: false,
+        error: None,
+    }
+}
+
+/// The result of an HTTP hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HttpOutcome {
+    /// A response arrived.
+    Response { status: u16, body: String },
+    /// Connection or protocol failure.
+    Failed(String),
+    /// The timeout elapsed.
+    TimedOut,
+}
+
+fn http_client() -> Result<&'static reqwest::Client, String> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            reqwest::Client::builder()
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// POSTs `body` to `url` with `headers`.
+pub(crate) async fn run_http(
+    url: &str,
+    headers: &[(String, String)],
+    body: Arc<str>,
+    timeout: Duration,
+) -> HttpOutcome {
+    let client = match http_client() {
+        Ok(c) => c,
+        Err(e) => return HttpOutcome::Failed(format!("HTTP client unavailable: {e}")),
+    };
+    let mut req = client
+        .post(url)
+        .header("content-type", "application/json")
+        .body(body.to_string());
+    for (k, v) in headers {
+        req = req.header(k.as_str(), v.as_str());
+    }
+    let fut = async {
+        let resp = req.send().await.map_err(|e| e.to_string())?;
+        let status = resp.status().as_u16();
+        let mut resp = resp;
+        let mut body = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| e.to_string())? {
+            let room = MAX_CAPTURE_BYTES.saturating_sub(body.len());
+            body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        }
+        Ok::<_, String>((status, String::from_utf8_lossy(&body).into_owned()))
+    };
+    match tokio::time::timeout(timeout, fut).await {
+        Ok(Ok((status, body))) => HttpOutcome::Response { status, body },
+        Ok(Err(e)) => HttpOutcome::Failed(e),
+        Err(_) => HttpOutcome::TimedOut,
+    }
+}
+
+/// Interpolates `$VAR` and `${VAR}` in a header value: variables in `allowed` take their value
+/// from `env`, all others become empty strings.
+pub(crate) fn interpolate_header(
+    value: &str,
+    allowed: &[String],
+    env: &BTreeMap<String, String>,
+) -> String {
+    static RE: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    let Some(re) = RE.get_or_init(|| {
+        regex::Regex::new(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)").ok()
+    }) else {
+        return value.to_string();
+    };
+    re.replace_all(value, |c: &regex::Captures<'_>| {
+        let name = c
+            .get(1)
+            .or_else(|| c.get(2))
+            .map(|m| m.as_str())
+            .unwrap_or_default();
+        if allowed.iter().any(|a| a == name) {
+            env.get(name).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    })
+    .into_owned()
+}

@@ -1,0 +1,565 @@
+//! Hook handlers (spec 1.6): the typed form of one entry of a matcher group's `hooks` array.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::event::Event;
+
+/// A timeout at or above this many seconds is almost certainly milliseconds written by mistake.
+///
+/// Claude Code reads `timeout` as seconds, and plugins are meant to run unchanged, so the value
+/// is kept as seconds (`5000` → 5000 s) and only a warning is emitted. Rewriting it would make
+/// Warden stop a hook that Claude Code lets run.
+pub const MILLISECOND_TIMEOUT_THRESHOLD: f64 = 1000.0;
+
+/// Longest timeout honoured; larger values (and `Infinity`-like numbers) are clamped so that
+/// `Duration` arithmetic cannot overflow.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The `type` of a handler.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HandlerType {
+    /// `"command"`: a process.
+    Command,
+    /// `"http"`: a POST request.
+    Http,
+    /// `"mcp_tool"`: a tool call on a connected MCP server.
+    McpTool,
+    /// `"prompt"`: a single model call.
+    Prompt,
+    /// `"agent"`: a subagent.
+    Agent,
+    /// `"wasm"`: a Warden component (only from the `warden` section of `plugin.json`).
+    Wasm,
+}
+
+impl HandlerType {
+    /// The name used in the `type` field.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HandlerType::Command => "command",
+            HandlerType::Http => "http",
+            HandlerType::McpTool => "mcp_tool",
+            HandlerType::Prompt => "prompt",
+            HandlerType::Agent => "agent",
+            HandlerType::Wasm => "wasm",
+        }
+    }
+
+    /// Default timeout for this type on `event` (spec 1.6). WASM handlers get the command
+    /// defaults because they stand in for command hooks.
+    pub fn default_timeout(self, event: Event) -> Duration {
+        match self {
+            HandlerType::Prompt => Duration::from_secs(30),
+            HandlerType::Agent => Duration::from_secs(60),
+            _ => match event {
+                Event::UserPromptSubmit | Event::PreModelSwitch | Event::PostModelSwitch => {
+                    Duration::from_secs(30)
+                }
+                Event::MessageDisplay => Duration::from_secs(10),
+                _ => Duration::from_secs(600),
+            },
+        }
+    }
+}
+
+/// `onFailure` of command, http and wasm handlers (spec 1.11).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnFailure {
+    /// Failures are non-blocking (the default).
+    #[default]
+    Continue,
+    /// A failure behaves as exit 2 (fail closed).
+    Block,
+}
+
+/// Which shell runs a shell-form command.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Shell {
+    /// `sh -c` on Unix (the `"bash"` setting: Claude Code uses the system shell there too).
+    #[default]
+    Bash,
+    /// `pwsh -Command`, with `${CLAUDE_*}` placeholders rewritten to `${env:NAME}`.
+    PowerShell,
+}
+
+/// A `command` handler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CommandHandler {
+    /// Shell string, or the executable in exec form.
+    pub command: String,
+    /// Exec-form arguments; `Some` switches to exec form.
+    pub args: Option<Vec<String>>,
+    /// Run in the background; cannot block.
+    pub is_async: bool,
+    /// Background run that reports exit 2 back as a wake-up message; implies `is_async`.
+    pub async_rewake: bool,
+    /// Shell for the shell form.
+    pub shell: Shell,
+}
+
+/// An `http` handler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpHandler {
+    /// POST target.
+    pub url: String,
+    /// Header templates; `$VAR` / `${VAR}` interpolated from allowed variables only.
+    pub headers: BTreeMap<String, String>,
+    /// Variables headers may read (further limited by `httpHookAllowedEnvVars`).
+    pub allowed_env_vars: Vec<String>,
+}
+
+/// An `mcp_tool` handler (parsed and listed; not executed until MCP support lands).
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpToolHandler {
+    /// Configured server name.
+    pub server: String,
+    /// Tool on that server.
+    pub tool: String,
+    /// Tool arguments with `${path}` templates.
+    pub input: Option<Value>,
+}
+
+/// A `prompt` or `agent` handler (parsed and listed; not executed: they need a model).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelHandler {
+    /// The prompt (`$ARGUMENTS` = hook input).
+    pub prompt: String,
+    /// Requested model.
+    pub model: Option<String>,
+    /// `continueOnBlock` (prompt handlers only).
+    pub continue_on_block: bool,
+}
+
+/// A `wasm` handler from the `warden` section of `plugin.json`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WasmHandler {
+    /// Key in `warden.components`.
+    pub component: String,
+    /// Absolute path of the `.wasm` file.
+    pub path: PathBuf,
+    /// Declared world (e.g. `"hook"`).
+    pub world: Option<String>,
+    /// The whole component declaration, for host-specific keys.
+    pub declaration: Value,
+}
+
+/// What a handler does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HandlerKind {
+    /// `command`.
+    Command(CommandHandler),
+    /// `http`.
+    Http(HttpHandler),
+    /// `mcp_tool`.
+    McpTool(McpToolHandler),
+    /// `prompt`.
+    Prompt(ModelHandler),
+    /// `agent`.
+    Agent(ModelHandler),
+    /// `wasm`.
+    Wasm(WasmHandler),
+}
+
+impl HandlerKind {
+    /// Its type.
+    pub fn handler_type(&self) -> HandlerType {
+        match self {
+            HandlerKind::Command(_) => HandlerType::Command,
+            HandlerKind::Http(_) => HandlerType::Http,
+            HandlerKind::McpTool(_) => HandlerType::McpTool,
+            HandlerKind::Prompt(_) => HandlerType::Prompt,
+            HandlerKind::Agent(_) => HandlerType::Agent,
+            HandlerKind::Wasm(_) => HandlerType::Wasm,
+        }
+    }
+}
+
+/// One hook handler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Handler {
+    /// What it runs.
+    pub kind: HandlerKind,
+    /// The `if` permission-rule filter.
+    pub if_rule: Option<String>,
+    /// Explicit `timeout` (seconds in the file).
+    pub timeout: Option<Duration>,
+    /// Spinner text.
+    pub status_message: Option<String>,
+    /// Run once per session (honoured for skill frontmatter only).
+    pub once: bool,
+    /// Fail-closed behaviour.
+    pub on_failure: OnFailure,
+    /// The handler object as written: the deduplication key for settings-file handlers.
+    pub raw: Value,
+}
+
+impl Handler {
+    /// The timeout that applies on `event`.
+    pub fn effective_timeout(&self, event: Event) -> Duration {
+        self.timeout
+            .unwrap_or_else(|| self.kind.handler_type().default_timeout(event))
+    }
+
+    /// Whether this is an async command handler (fire and forget).
+    pub fn is_async(&self) -> bool {
+        matches!(&self.kind, HandlerKind::Command(c) if c.is_async || c.async_rewake)
+    }
+
+    /// A short name for messages: the command, URL, tool or component.
+    pub fn label(&self) -> String {
+        match &self.kind {
+            HandlerKind::Command(c) => match &c.args {
+                Some(a) if !a.is_empty() => format!("{} {}", c.command, a.join(" ")),
+                _ => c.command.clone(),
+            },
+            HandlerKind::Http(h) => h.url.clone(),
+            HandlerKind::McpTool(m) => format!("{}:{}", m.server, m.tool),
+            HandlerKind::Prompt(_) => "prompt".to_string(),
+            HandlerKind::Agent(_) => "agent".to_string(),
+            HandlerKind::Wasm(w) => format!("wasm:{}", w.component),
+        }
+    }
+}
+
+/// What parsing one handler needs to know.
+pub(crate) struct ParseCtx<'a> {
+    pub event: Event,
+    pub allow_wasm: bool,
+    pub components: Option<&'a Map<String, Value>>,
+    pub plugin_root: Option<&'a std::path::Path>,
+    pub is_plugin: bool,
+    pub honour_once: bool,
+}
+
+const COMMON_KEYS: &[&str] = &["type", "if", "timeout", "statusMessage", "once"];
+
+fn check_keys(obj: &Map<String, Value>, specific: &[&str], warn: &mut dyn FnMut(String)) {
+    for k in obj.keys() {
+        if !COMMON_KEYS.contains(&k.as_str()) && !specific.contains(&k.as_str()) {
+            warn(format!("unknown handler key `{k}` (ignored)"));
+        }
+    }
+}
+
+fn opt_string(obj: &Map<String, Value>, key: &str, warn: &mut dyn FnMut(String)) -> Option<String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => {
+            warn(format!("`{key}` must be a string (ignored)"));
+            None
+        }
+    }
+}
+
+fn opt_bool(obj: &Map<String, Value>, key: &str, warn: &mut dyn FnMut(String)) -> bool {
+    match obj.get(key) {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(_) => {
+            warn(format!("`{key}` must be a boolean (ignored)"));
+            false
+        }
+    }
+}
+
+fn parse_timeout(obj: &Map<String, Value>, warn: &mut dyn FnMut(String)) -> Option<Duration> {
+    let v = obj.get("timeout")?;
+    let Some(secs) = v.as_f64() else {
+        warn(format!(
+            "`timeout` must be a number of seconds, found {v} (default used)"
+        ));
+        return None;
+    };
+    if !secs.is_finite() || secs <= 0.0 {
+        warn(format!(
+            "`timeout` {secs} is not a positive number of seconds (default used)"
+        ));
+        return None;
+    }
+    if secs >= MILLISECOND_TIMEOUT_THRESHOLD {
+        warn(format!(
+            "`timeout` {secs} looks like milliseconds; it is read as seconds, as Claude Code does ({:.1} minutes)",
+            secs / 60.0
+        ));
+    }
+    Some(
+        Duration::try_from_secs_f64(secs)
+            .unwrap_or(MAX_TIMEOUT)
+            .min(MAX_TIMEOUT),
+    )
+}
+
+fn parse_on_failure(obj: &Map<String, Value>, warn: &mut dyn FnMut(String)) -> OnFailure {
+    match obj.get("onFailure").and_then(Value::as_str) {
+        None => {
+            if obj.get("onFailure").is_some_and(|v| !v.is_null()) {
+                warn("`onFailure` must be \"continue\" or \"block\" (default used)".to_string());
+            }
+            OnFailure::Continue
+        }
+        Some("continue") => OnFailure::Continue,
+        Some("block") => OnFailure::Block,
+        Some(other) => {
+            warn(format!(
+                "`onFailure` \"{other}\" is not \"continue\" or \"block\" (default used)"
+            ));
+            OnFailure::Continue
+        }
+    }
+}
+
+/// Parses one handler object. Problems are reported through `warn`; `None` means the handler is
+/// skipped.
+pub(crate) fn parse_handler(
+    raw: &Value,
+    ctx: &ParseCtx<'_>,
+    warn: &mut dyn FnMut(String),
+) -> Option<Handler> {
+    let Some(obj) = raw.as_object() else {
+        warn(format!("handler must be an object, found {raw} (skipped)"));
+        return None;
+    };
+    let ty = match obj.get("type").and_then(Value::as_str) {
+        Some("command") => HandlerType::Command,
+        Some("http") => HandlerType::Http,
+        Some("mcp_tool") => HandlerType::McpTool,
+        Some("prompt") => HandlerType::Prompt,
+        Some("agent") => HandlerType::Agent,
+        Some("wasm") if ctx.allow_wasm => HandlerType::Wasm,
+        Some("wasm") => {
+            warn(
+                "unknown handler type \"wasm\" (skipped): WASM hooks are declared in the `warden` section of plugin.json"
+                    .to_string(),
+            );
+            return None;
+        }
+        Some(other) => {
+            warn(format!("unknown handler type \"{other}\" (skipped)"));
+            return None;
+        }
+        None => {
+            warn("handler has no string `type` (skipped)".to_string());
+            return None;
+        }
+    };
+    if !ctx.event.supports(ty) {
+        warn(format!(
+            "`{}` handlers are not supported on {} (skipped)",
+            ty.as_str(),
+            ctx.event
+        ));
+        return None;
+    }
+    let kind = match ty {
+        HandlerType::Command => {
+            check_keys(
+                obj,
+                &[
+                    "command",
+                    "args",
+                    "async",
+                    "asyncRewake",
+                    "shell",
+                    "onFailure",
+                ],
+                warn,
+            );
+            let command = match obj.get("command") {
+                Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+                _ => {
+                    warn(
+                        "command handler needs a non-empty string `command` (skipped)".to_string(),
+                    );
+                    return None;
+                }
+            };
+            let args = match obj.get("args") {
+                None | Some(Value::Null) => None,
+                Some(Value::Array(a)) => {
+                    let mut out = Vec::with_capacity(a.len());
+                    for v in a {
+                        match v.as_str() {
+                            Some(s) => out.push(s.to_string()),
+                            None => {
+                                warn("`args` must be an array of strings (skipped)".to_string());
+                                return None;
+                            }
+                        }
+                    }
+                    Some(out)
+                }
+                Some(_) => {
+                    warn("`args` must be an array of strings (skipped)".to_string());
+                    return None;
+                }
+            };
+            if args.is_some()
+                && command.contains(char::is_whitespace)
+                && !std::path::Path::new(&command).is_absolute()
+            {
+                warn(format!(
+                    "exec-form command `{command}` contains whitespace; spawning it will fail"
+                ));
+            }
+            if ctx.is_plugin && args.is_none() && command.contains("${user_config.") {
+                warn(format!(
+                    "shell-form plugin hook `{command}` references ${{user_config.*}}, which is only substituted in exec form; use $CLAUDE_PLUGIN_OPTION_<KEY> (skipped)"
+                ));
+                return None;
+            }
+            let shell = match obj.get("shell").and_then(Value::as_str) {
+                None | Some("bash") => Shell::Bash,
+                Some("powershell") => Shell::PowerShell,
+                Some(other) => {
+                    warn(format!(
+                        "`shell` \"{other}\" is not \"bash\" or \"powershell\" (bash used)"
+                    ));
+                    Shell::Bash
+                }
+            };
+            HandlerKind::Command(CommandHandler {
+                command,
+                args,
+                is_async: opt_bool(obj, "async", warn),
+                async_rewake: opt_bool(obj, "asyncRewake", warn),
+                shell,
+            })
+        }
+        HandlerType::Http => {
+            check_keys(
+                obj,
+                &["url", "headers", "allowedEnvVars", "onFailure"],
+                warn,
+            );
+            let Some(url) = obj.get("url").and_then(Value::as_str).map(str::to_string) else {
+                warn("http handler needs a string `url` (skipped)".to_string());
+                return None;
+            };
+            let mut headers = BTreeMap::new();
+            if let Some(h) = obj.get("headers") {
+                match h.as_object() {
+                    Some(m) => {
+                        for (k, v) in m {
+                            match v.as_str() {
+                                Some(s) => {
+                                    headers.insert(k.clone(), s.to_string());
+                                }
+                                None => warn(format!("header `{k}` must be a string (ignored)")),
+                            }
+                        }
+                    }
+                    None => warn("`headers` must be an object (ignored)".to_string()),
+                }
+            }
+            let allowed_env_vars = obj
+                .get("allowedEnvVars")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+            HandlerKind::Http(HttpHandler {
+                url,
+                headers,
+                allowed_env_vars,
+            })
+        }
+        HandlerType::McpTool => {
+            check_keys(obj, &["server", "tool", "input"], warn);
+            let (Some(server), Some(tool)) = (
+                obj.get("server").and_then(Value::as_str),
+                obj.get("tool").and_then(Value::as_str),
+            ) else {
+                warn("mcp_tool handler needs string `server` and `tool` (skipped)".to_string());
+                return None;
+            };
+            HandlerKind::McpTool(McpToolHandler {
+                server: server.to_string(),
+                tool: tool.to_string(),
+                input: obj.get("input").cloned(),
+            })
+        }
+        HandlerType::Prompt | HandlerType::Agent => {
+            check_keys(obj, &["prompt", "model", "continueOnBlock", "agent"], warn);
+            let prompt = opt_string(obj, "prompt", warn).unwrap_or_default();
+            let h = ModelHandler {
+                prompt,
+                model: opt_string(obj, "model", warn),
+                continue_on_block: opt_bool(obj, "continueOnBlock", warn),
+            };
+            if ty == HandlerType::Prompt {
+                HandlerKind::Prompt(h)
+            } else {
+                HandlerKind::Agent(h)
+            }
+        }
+        HandlerType::Wasm => {
+            check_keys(obj, &["component", "onFailure"], warn);
+            let Some(name) = obj.get("component").and_then(Value::as_str) else {
+                warn("wasm handler needs a string `component` (skipped)".to_string());
+                return None;
+            };
+            let Some(decl) = ctx.components.and_then(|c| c.get(name)) else {
+                warn(format!(
+                    "wasm handler names component `{name}`, which `warden.components` does not declare (skipped)"
+                ));
+                return None;
+            };
+            let Some(rel) = decl.get("path").and_then(Value::as_str) else {
+                warn(format!("component `{name}` has no string `path` (skipped)"));
+                return None;
+            };
+            let rel_path = std::path::Path::new(rel);
+            if rel_path.is_absolute()
+                || rel_path
+                    .components()
+                    .any(|c| matches!(c, std::path::Component::ParentDir))
+            {
+                warn(format!(
+                    "component `{name}` path `{rel}` must be relative and stay inside the plugin (skipped)"
+                ));
+                return None;
+            }
+            let Some(root) = ctx.plugin_root else {
+                warn(format!(
+                    "component `{name}` has no plugin root to resolve against (skipped)"
+                ));
+                return None;
+            };
+            HandlerKind::Wasm(WasmHandler {
+                component: name.to_string(),
+                path: root.join(rel_path),
+                world: decl
+                    .get("world")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
+                declaration: decl.clone(),
+            })
+        }
+    };
+    let once = opt_bool(obj, "once", warn);
+    if once && !ctx.honour_once {
+        warn("`once` is only honoured in skill frontmatter (ignored)".to_string());
+    }
+    let on_failure = match ty {
+        HandlerType::Command | HandlerType::Http | HandlerType::Wasm => parse_on_failure(obj, warn),
+        _ => OnFailure::Continue,
+    };
+    Some(Handler {
+        kind,
+        if_rule: opt_string(obj, "if", warn),
+        timeout: parse_timeout(obj, warn),
+        status_message: opt_string(obj, "statusMessage", warn),
+        once: once && ctx.honour_once,
+        on_failure,
+        raw: raw.clone(),
+    })
+}
