@@ -1,0 +1,840 @@
+//! Behaviour of the instruction layer against the rules of spec sections 6, 7 and 8.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use warden_config::{Home, Scope, Settings, SettingsFile};
+use warden_instructions::*;
+
+struct Fx {
+    _t: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Fx {
+    fn new() -> Fx {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(t.path()).expect("canon");
+        std::fs::create_dir_all(root.join("proj/.git")).expect("git");
+        Fx { _t: t, root }
+    }
+    fn p(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+    fn w(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.p(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+    fn opts(&self, cwd: &str) -> ContextOptions {
+        let mut o = ContextOptions::new(self.p(cwd), Home::new(self.p("whome")));
+        o.user_home = Some(self.p("uhome"));
+        o
+    }
+}
+
+fn names(ctx: &Context) -> Vec<String> {
+    ctx.memory
+        .iter()
+        .map(|m| m.path.display().to_string())
+        .collect()
+}
+
+fn rel(fx: &Fx, ctx: &Context) -> Vec<String> {
+    let r = fx.root.display().to_string();
+    names(ctx)
+        .into_iter()
+        .map(|n| n.trim_start_matches(&r).trim_start_matches('/').to_string())
+        .collect()
+}
+
+fn has_warning(ctx: &Context, needle: &str) -> bool {
+    ctx.warnings.iter().any(|w| w.to_string().contains(needle))
+}
+
+fn settings_with(scope: Scope, value: serde_json::Value) -> Settings {
+    let value = value.as_object().cloned().expect("object");
+    Settings {
+        files: vec![SettingsFile {
+            scope,
+            path: None,
+            value,
+        }],
+        errors: Vec::new(),
+    }
+}
+
+// ---- 8.1 files and order ----
+
+#[test]
+fn memory_walks_up_root_first_with_local_after_sibling() {
+    let fx = Fx::new();
+    fx.w("CLAUDE.md", "top");
+    fx.w("proj/CLAUDE.md", "proj");
+    fx.w("proj/CLAUDE.local.md", "proj local");
+    fx.w("proj/.claude/CLAUDE.md", "proj dot");
+    fx.w("proj/a/CLAUDE.md", "a");
+    fx.w("proj/a/b/CLAUDE.local.md", "b local");
+    let ctx = load_context(&fx.opts("proj/a/b"));
+    assert_eq!(
+        rel(&fx, &ctx),
+        [
+            "CLAUDE.md",
+            "proj/CLAUDE.md",
+            "proj/.claude/CLAUDE.md",
+            "proj/CLAUDE.local.md",
+            "proj/a/CLAUDE.md",
+            "proj/a/b/CLAUDE.local.md"
+        ]
+    );
+    assert!(
+        ctx.memory
+            .iter()
+            .all(|m| m.load_reason == LoadReason::SessionStart)
+    );
+    assert_eq!(ctx.memory[3].memory_type, MemoryType::Local);
+    assert_eq!(ctx.memory[1].memory_type, MemoryType::Project);
+}
+
+#[test]
+fn managed_then_user_then_project() {
+    let fx = Fx::new();
+    fx.w("managed/CLAUDE.md", "m");
+    fx.w("whome/CLAUDE.md", "u");
+    fx.w("proj/CLAUDE.md", "p");
+    let mut o = fx.opts("proj");
+    o.managed_dir = Some(fx.p("managed"));
+    o.settings = settings_with(Scope::Managed, json!({"claudeMd": "policy text"}));
+    let ctx = load_context(&o);
+    let types: Vec<MemoryType> = ctx.memory.iter().map(|m| m.memory_type).collect();
+    assert_eq!(
+        types,
+        [
+            MemoryType::Managed,
+            MemoryType::Managed,
+            MemoryType::User,
+            MemoryType::Project
+        ]
+    );
+    assert_eq!(ctx.memory[1].kind, MemoryKind::ManagedSetting);
+    assert_eq!(ctx.memory[1].content, "policy text");
+    assert!(ctx.memory_text().contains("Contents of"));
+}
+
+#[test]
+fn nested_memory_loads_lazily_when_a_file_below_is_touched() {
+    let fx = Fx::new();
+    fx.w("proj/CLAUDE.md", "p");
+    fx.w("proj/sub/CLAUDE.md", "sub");
+    fx.w("proj/sub/deep/CLAUDE.local.md", "deep");
+    fx.w("proj/other/CLAUDE.md", "other");
+    let mut ctx = load_context(&fx.opts("proj"));
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md"]);
+    let new = ctx.touch(&fx.p("proj/sub/deep/x.rs"));
+    assert_eq!(new.len(), 2);
+    assert!(
+        new.iter()
+            .all(|m| m.load_reason == LoadReason::NestedTraversal)
+    );
+    assert_eq!(
+        new[0].trigger_file_path.as_deref(),
+        Some(fx.p("proj/sub/deep/x.rs").as_path())
+    );
+    // A second touch in the same tree loads nothing new; a relative path works too.
+    assert!(ctx.touch(Path::new("sub/y.rs")).is_empty());
+    assert_eq!(ctx.touch(Path::new("other/z.rs")).len(), 1);
+    let ev = ctx.instructions_loaded_events();
+    assert_eq!(ev[1]["load_reason"], "nested_traversal");
+    assert_eq!(ev[1]["memory_type"], "Project");
+}
+
+#[test]
+fn claude_md_excludes_skip_files_but_not_managed() {
+    let fx = Fx::new();
+    fx.w("managed/CLAUDE.md", "m");
+    fx.w("proj/CLAUDE.md", "p");
+    fx.w("proj/sub/CLAUDE.md", "s");
+    let mut o = fx.opts("proj/sub");
+    o.managed_dir = Some(fx.p("managed"));
+    let managed = fx.p("managed/CLAUDE.md").display().to_string();
+    o.settings = settings_with(
+        Scope::Project,
+        json!({"claudeMdExcludes": ["**/proj/CLAUDE.md", managed]}),
+    );
+    let ctx = load_context(&o);
+    assert_eq!(rel(&fx, &ctx), ["managed/CLAUDE.md", "proj/sub/CLAUDE.md"]);
+}
+
+#[test]
+fn html_comments_are_stripped_outside_code() {
+    let fx = Fx::new();
+    fx.w(
+        "proj/CLAUDE.md",
+        "keep\n<!-- secret -->\n```\n<!-- shown -->\n```\n",
+    );
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(ctx.memory[0].content, "keep\n```\n<!-- shown -->\n```\n");
+}
+
+#[test]
+fn agents_md_is_a_fallback_only() {
+    let fx = Fx::new();
+    fx.w("proj/AGENTS.md", "agents");
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(rel(&fx, &ctx), ["proj/AGENTS.md"]);
+    assert_eq!(ctx.memory[0].kind, MemoryKind::AgentsMd);
+    fx.w("proj/CLAUDE.md", "claude");
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md"]);
+}
+
+#[test]
+fn oversized_memory_file_is_skipped_with_warning() {
+    let fx = Fx::new();
+    fx.w("proj/CLAUDE.md", &"x".repeat((4 << 20) + 1));
+    let ctx = load_context(&fx.opts("proj"));
+    assert!(ctx.memory.is_empty());
+    assert!(has_warning(&ctx, "over the"));
+}
+
+// ---- 8.2 imports ----
+
+#[test]
+fn imports_relative_home_absolute_fragment_and_escaped_space() {
+    let fx = Fx::new();
+    let abs = fx.w("proj/abs/target.md", "abs");
+    fx.w("uhome/tilde.md", "tilde");
+    fx.w("proj/docs/my notes.md", "notes");
+    fx.w("proj/docs/guide.md", "guide");
+    fx.w(
+        "proj/CLAUDE.md",
+        &format!(
+            "See @docs/guide.md#setup and @docs/my\\ notes.md\n@{}\n`@docs/nope.md`\n",
+            abs.display()
+        ),
+    );
+    fx.w(
+        "proj/.claude/CLAUDE.md",
+        "home import @~/tilde.md (outside the project, so approval is on)",
+    );
+    let mut o = fx.opts("proj");
+    o.external_imports_approved = true;
+    let ctx = load_context(&o);
+    let r = rel(&fx, &ctx);
+    assert_eq!(
+        r[..4],
+        [
+            "proj/CLAUDE.md",
+            "proj/docs/guide.md",
+            "proj/docs/my notes.md",
+            "proj/abs/target.md"
+        ]
+    );
+    assert!(r.contains(&"uhome/tilde.md".to_string()), "{r:?}");
+    assert_eq!(ctx.memory[1].load_reason, LoadReason::Include);
+    assert_eq!(
+        ctx.memory[1].parent_file_path.as_deref(),
+        Some(fx.p("proj/CLAUDE.md").as_path())
+    );
+    assert_eq!(ctx.memory[1].kind, MemoryKind::Import);
+}
+
+#[test]
+fn imports_inside_code_are_ignored() {
+    let fx = Fx::new();
+    fx.w("proj/a.md", "a");
+    fx.w(
+        "proj/CLAUDE.md",
+        "```\n@a.md\n```\nuse `@a.md` here\n<!-- @a.md -->\n",
+    );
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md"]);
+}
+
+#[test]
+fn import_depth_four_loads_and_five_is_refused() {
+    let fx = Fx::new();
+    fx.w("proj/CLAUDE.md", "@d1.md");
+    for i in 1..=5 {
+        fx.w(
+            &format!("proj/d{i}.md"),
+            &format!("level {i} @d{}.md", i + 1),
+        );
+    }
+    fx.w("proj/d6.md", "too deep");
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(
+        rel(&fx, &ctx),
+        [
+            "proj/CLAUDE.md",
+            "proj/d1.md",
+            "proj/d2.md",
+            "proj/d3.md",
+            "proj/d4.md"
+        ]
+    );
+    assert!(
+        ctx.warnings.iter().any(|w| w.file.ends_with("d4.md")
+            && w.line == Some(1)
+            && w.message.contains("refused")),
+        "{:?}",
+        ctx.warnings
+    );
+}
+
+#[test]
+fn import_cycle_is_detected() {
+    let fx = Fx::new();
+    fx.w("proj/CLAUDE.md", "@a.md");
+    fx.w("proj/a.md", "@b.md");
+    fx.w("proj/b.md", "@a.md and @CLAUDE.md");
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md", "proj/a.md", "proj/b.md"]);
+    assert!(has_warning(&ctx, "import cycle skipped"));
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_cycles_and_loops_are_handled() {
+    let fx = Fx::new();
+    fx.w("proj/real.md", "@link.md");
+    std::os::unix::fs::symlink(fx.p("proj/real.md"), fx.p("proj/link.md")).expect("symlink");
+    std::os::unix::fs::symlink(fx.p("proj/loop1.md"), fx.p("proj/loop2.md")).expect("symlink");
+    std::os::unix::fs::symlink(fx.p("proj/loop2.md"), fx.p("proj/loop1.md")).expect("symlink");
+    fx.w("proj/CLAUDE.md", "@real.md @loop1.md");
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md", "proj/real.md"]);
+    assert!(
+        has_warning(&ctx, "import cycle skipped"),
+        "{:?}",
+        ctx.warnings
+    );
+}
+
+#[test]
+fn imports_outside_the_project_need_approval_except_from_user_files() {
+    let fx = Fx::new();
+    fx.w("outside/x.md", "x");
+    fx.w("outside/y.md", "y");
+    fx.w(
+        "proj/CLAUDE.md",
+        &format!("@{} @../outside/y.md", fx.p("outside/x.md").display()),
+    );
+    fx.w("whome/CLAUDE.md", "@../outside/y.md");
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(
+        rel(&fx, &ctx),
+        ["whome/CLAUDE.md", "outside/y.md", "proj/CLAUDE.md"]
+    );
+    let w = ctx
+        .warnings
+        .iter()
+        .find(|w| w.message.contains("not approved"))
+        .expect("warning");
+    assert!(w.file.ends_with("proj/CLAUDE.md"));
+    assert!(w.message.contains("outside/x.md"), "{w}");
+    let mut o = fx.opts("proj");
+    o.external_imports_approved = true;
+    let ctx = load_context(&o);
+    assert!(rel(&fx, &ctx).contains(&"outside/x.md".to_string()));
+}
+
+// ---- 8.3 rules ----
+
+#[test]
+fn unconditional_rules_load_at_start_user_before_project() {
+    let fx = Fx::new();
+    fx.w("whome/rules/u.md", "user rule");
+    fx.w("proj/CLAUDE.md", "p");
+    fx.w("proj/.claude/rules/b.md", "b");
+    fx.w(
+        "proj/.claude/rules/sub/a.md",
+        "---\ndescription: x\n---\nsub rule",
+    );
+    fx.w("proj/CLAUDE.local.md", "l");
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(
+        rel(&fx, &ctx),
+        [
+            "whome/rules/u.md",
+            "proj/CLAUDE.md",
+            "proj/.claude/rules/b.md",
+            "proj/.claude/rules/sub/a.md",
+            "proj/CLAUDE.local.md"
+        ]
+    );
+    assert_eq!(ctx.memory[3].content, "sub rule");
+    assert_eq!(ctx.memory[3].kind, MemoryKind::Rule);
+}
+
+#[test]
+fn conditional_rules_load_when_a_matching_file_is_touched() {
+    let fx = Fx::new();
+    fx.w(
+        "proj/.claude/rules/list.md",
+        "---\npaths:\n  - \"docs/**/*.md\"\n---\nlist",
+    );
+    fx.w(
+        "proj/.claude/rules/comma.md",
+        "---\npaths: \"lib/**, *.toml\"\n---\ncomma",
+    );
+    fx.w(
+        "proj/.claude/rules/braces.md",
+        "---\npaths: src/{a,b}/*.{ts,tsx}\n---\nbraces",
+    );
+    let mut o = fx.opts("proj");
+    o.touched_files = vec![PathBuf::from("src/b/x.tsx")];
+    let mut ctx = load_context(&o);
+    assert_eq!(rel(&fx, &ctx), ["proj/.claude/rules/braces.md"]);
+    let m = &ctx.memory[0];
+    assert_eq!(m.load_reason, LoadReason::PathGlobMatch);
+    assert_eq!(
+        m.globs.as_deref(),
+        Some(&["src/{a,b}/*.{ts,tsx}".to_string()][..])
+    );
+    assert!(ctx.touch(&fx.p("proj/src/c/x.ts")).is_empty());
+    assert!(ctx.touch(&fx.p("proj/src/a/deep/x.ts")).is_empty());
+    assert_eq!(ctx.touch(&fx.p("proj/Cargo.toml")).len(), 1);
+    assert_eq!(ctx.touch(&fx.p("proj/docs/x/y.md")).len(), 1);
+    assert!(
+        ctx.touch(&fx.p("proj/docs/x/z.md")).is_empty(),
+        "a rule loads once"
+    );
+    assert!(ctx.rules.iter().all(|r| r.loaded));
+}
+
+#[test]
+fn broken_rule_yaml_is_auto_quoted_or_loaded_unconditionally() {
+    let fx = Fx::new();
+    fx.w(
+        "proj/.claude/rules/quoted.md",
+        "---\npaths: **/*.rs\n---\nrs",
+    );
+    fx.w(
+        "proj/.claude/rules/hopeless.md",
+        "---\n- [unclosed\n---\nalways",
+    );
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(rel(&fx, &ctx), ["proj/.claude/rules/hopeless.md"]);
+    assert_eq!(ctx.memory[0].content, "always");
+    assert!(ctx.warnings.iter().any(|w| w.file.ends_with("hopeless.md")
+        && w.line.is_some()
+        && w.message.contains("unconditionally")));
+    assert!(
+        ctx.warnings
+            .iter()
+            .any(|w| w.file.ends_with("quoted.md") && w.message.contains("auto-quoting"))
+    );
+    let q = ctx
+        .rules
+        .iter()
+        .find(|r| r.path.ends_with("quoted.md"))
+        .expect("rule");
+    assert_eq!(q.paths, ["**/*.rs"]);
+    assert!(!q.loaded);
+}
+
+#[cfg(unix)]
+#[test]
+fn rules_follow_symlinked_dirs_once() {
+    let fx = Fx::new();
+    fx.w("shared-rules/s.md", "shared");
+    std::fs::create_dir_all(fx.p("proj/.claude/rules")).expect("mkdir");
+    std::os::unix::fs::symlink(fx.p("shared-rules"), fx.p("proj/.claude/rules/shared"))
+        .expect("symlink");
+    std::os::unix::fs::symlink(fx.p("proj/.claude/rules"), fx.p("proj/.claude/rules/self"))
+        .expect("symlink");
+    let ctx = load_context(&fx.opts("proj"));
+    assert_eq!(rel(&fx, &ctx), ["proj/.claude/rules/shared/s.md"]);
+}
+
+// ---- 6 skills and commands ----
+
+fn plugin(fx: &Fx, name: &str) -> PluginContent {
+    let root = fx.p(&format!("plugins/{name}"));
+    PluginContent {
+        name: name.into(),
+        skills_dirs: vec![root.join("skills")],
+        commands_dirs: vec![root.join("commands")],
+        agents_dirs: vec![root.join("agents")],
+        root,
+    }
+}
+
+#[test]
+fn skill_precedence_namespacing_and_listing() {
+    let fx = Fx::new();
+    fx.w(
+        "managed/.claude/skills/deploy/SKILL.md",
+        "---\ndescription: managed deploy\n---\n",
+    );
+    fx.w(
+        "whome/skills/deploy/SKILL.md",
+        "---\ndescription: user deploy\n---\n",
+    );
+    fx.w(
+        "proj/.claude/skills/deploy/SKILL.md",
+        "---\ndescription: project deploy\n---\n",
+    );
+    fx.w(
+        "proj/.claude/skills/lint/SKILL.md",
+        "---\nname: Fancy Lint\ndescription: lint it\nwhen_to_use: before commits\n---\n",
+    );
+    fx.w(
+        "proj/.claude/skills/hidden/SKILL.md",
+        "---\ndescription: secret\ndisable-model-invocation: yes\n---\n",
+    );
+    fx.w(
+        "proj/.claude/skills/lower/skill.md",
+        "# Lower\n\nFirst paragraph\nwraps.\n\nSecond.",
+    );
+    fx.w(
+        "proj/.claude/commands/lint.md",
+        "---\ndescription: old lint\n---\n",
+    );
+    fx.w("proj/.claude/commands/ship.md", "Ship it.");
+    fx.w(
+        "plugins/one/skills/review/SKILL.md",
+        "---\ndescription: one review\n---\n",
+    );
+    fx.w(
+        "plugins/two/skills/review/SKILL.md",
+        "---\nname: review\ndescription: two review\n---\n",
+    );
+    fx.w(
+        "plugins/two/commands/ops/run.md",
+        "---\ndescription: run ops\n---\n",
+    );
+    let mut o = fx.opts("proj");
+    o.managed_dir = Some(fx.p("managed"));
+    o.plugins = vec![plugin(&fx, "one"), plugin(&fx, "two")];
+    let ctx = load_context(&o);
+    let deploy = ctx
+        .skills
+        .iter()
+        .find(|s| s.name == "deploy")
+        .expect("deploy");
+    assert_eq!(deploy.description, "managed deploy");
+    assert!(has_warning(&ctx, "shadowed"));
+    assert!(ctx.skills.iter().any(|s| s.name == "one:review"));
+    assert!(ctx.skills.iter().any(|s| s.name == "two:review"));
+    let lint = ctx
+        .skills
+        .iter()
+        .find(|s| s.name == "lint")
+        .expect("lint by dir name");
+    assert_eq!(lint.display_name.as_deref(), Some("Fancy Lint"));
+    assert!(
+        !ctx.commands.iter().any(|c| c.name == "lint"),
+        "skill beats command"
+    );
+    assert!(ctx.commands.iter().any(|c| c.name == "two:ops:run"));
+    let lower = ctx
+        .skills
+        .iter()
+        .find(|s| s.name == "lower")
+        .expect("skill.md");
+    assert_eq!(lower.description, "First paragraph wraps.");
+    assert!(has_warning(&ctx, "not spelled `SKILL.md`"));
+    let listing = &ctx.skill_listing;
+    assert!(
+        listing.contains("- lint: lint it - before commits"),
+        "{listing}"
+    );
+    assert!(listing.contains("- deploy: managed deploy"));
+    assert!(listing.contains("- one:review: one review"));
+    assert!(listing.contains("- ship: Ship it."));
+    assert!(!listing.contains("secret"));
+    assert!(matches!(
+        ctx.find_skill("review"),
+        Err(RenderError::Ambiguous { .. })
+    ));
+    assert_eq!(
+        ctx.find_skill("/run").expect("bare plugin name").name,
+        "two:ops:run"
+    );
+}
+
+#[test]
+fn skill_overrides_and_listing_cap() {
+    let fx = Fx::new();
+    fx.w(
+        "proj/.claude/skills/a/SKILL.md",
+        &format!("---\ndescription: {}\n---\n", "d".repeat(3000)),
+    );
+    fx.w(
+        "proj/.claude/skills/b/SKILL.md",
+        "---\ndescription: bee\n---\n",
+    );
+    fx.w(
+        "proj/.claude/skills/c/SKILL.md",
+        "---\ndescription: sea\n---\n",
+    );
+    let mut o = fx.opts("proj");
+    o.settings = settings_with(
+        Scope::Project,
+        json!({"skillOverrides": {"b": "name-only", "c": "off"}}),
+    );
+    let ctx = load_context(&o);
+    let lines: Vec<&str> = ctx.skill_listing.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0].chars().count(), "- a: ".len() + 1536);
+    assert_eq!(lines[1], "- b");
+}
+
+#[test]
+fn nested_skills_are_supporting_files_unless_enabled() {
+    let fx = Fx::new();
+    fx.w(
+        "plugins/z/skills/center/SKILL.md",
+        "---\ndescription: parent\n---\n",
+    );
+    fx.w(
+        "plugins/z/skills/center/android/SKILL.md",
+        "---\ndescription: child\n---\n",
+    );
+    fx.w(
+        "plugins/z/skills/group/ios/SKILL.md",
+        "---\ndescription: grouped\n---\n",
+    );
+    let mut o = fx.opts("proj");
+    o.plugins = vec![plugin(&fx, "z")];
+    let ctx = load_context(&o);
+    let n: Vec<&str> = ctx.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(n, ["z:center"]);
+    assert!(has_warning(&ctx, "one-level scan"));
+    o.scan.nested_skills = true;
+    let ctx = load_context(&o);
+    let n: Vec<&str> = ctx.skills.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(n, ["z:center", "z:center/android", "z:group/ios"]);
+}
+
+struct Runner;
+impl CommandRunner for Runner {
+    fn run(&self, command: &str, cwd: &Path) -> Result<String, String> {
+        Ok(format!("ran {command} in {}", cwd.display()))
+    }
+}
+
+#[test]
+fn render_skill_substitutes_and_injects() {
+    let fx = Fx::new();
+    fx.w(
+        "plugins/p/skills/go/SKILL.md",
+        "---\narguments: [target, mode]\nallowed-tools: Bash(${CLAUDE_SKILL_DIR}/run.sh:*)\n---\nGo $target ($mode) $0 all=$ARGUMENTS dir=${CLAUDE_SKILL_DIR} root=${CLAUDE_PLUGIN_ROOT} sid=${CLAUDE_SESSION_ID}\nNow: !`date`\n",
+    );
+    let mut o = fx.opts("proj");
+    o.plugins = vec![plugin(&fx, "p")];
+    let ctx = load_context(&o);
+    let ro = RenderOptions {
+        runner: Some(&Runner),
+        session_id: Some("abc".into()),
+        ..RenderOptions::default()
+    };
+    let r = ctx.render_skill("p:go", "prod fast", &ro).expect("render");
+    let dir = fx.p("plugins/p/skills/go").display().to_string();
+    assert!(
+        r.content
+            .starts_with(&format!("Base directory for this skill: {dir}\n\n"))
+    );
+    assert!(
+        r.content.contains(&format!(
+            "Go prod (fast) prod all=prod fast dir={dir} root={} sid=abc",
+            fx.p("plugins/p").display()
+        )),
+        "{}",
+        r.content
+    );
+    assert!(
+        r.content
+            .contains(&format!("Now: ran date in {}", fx.p("proj").display()))
+    );
+    assert_eq!(r.allowed_tools, [format!("Bash({dir}/run.sh:*)")]);
+    let mut o = fx.opts("proj");
+    o.plugins = vec![plugin(&fx, "p")];
+    o.settings = settings_with(Scope::User, json!({"disableSkillShellExecution": true}));
+    let ctx = load_context(&o);
+    let r = ctx.render_skill("go", "", &ro).expect("render");
+    assert!(
+        r.content
+            .contains("Now: [shell command execution disabled by policy]")
+    );
+    assert!(matches!(
+        ctx.render_skill("nope", "", &ro),
+        Err(RenderError::NotFound(_))
+    ));
+}
+
+// ---- 7 subagents ----
+
+#[test]
+fn agent_precedence_and_plugin_restrictions() {
+    let fx = Fx::new();
+    fx.w(
+        "managed/.claude/agents/rev.md",
+        "---\nname: rev\ndescription: managed\n---\nM",
+    );
+    fx.w(
+        "proj/.claude/agents/rev.md",
+        "---\nname: rev\ndescription: project\n---\nP",
+    );
+    fx.w(
+        "proj/.claude/agents/deep/ops.md",
+        "---\nname: ops\ndescription: project ops\n---\n",
+    );
+    fx.w(
+        "whome/agents/ops.md",
+        "---\nname: ops\ndescription: user ops\n---\n",
+    );
+    fx.w("whome/agents/README.md", "# Not an agent");
+    fx.w(
+        "proj/.claude/agents/Bad.md",
+        "---\nname: Bad\ndescription: x\n---\n",
+    );
+    fx.w(
+        "plugins/p/agents/review/security.md",
+        "---\nname: security\ndescription: sec\nhooks:\n  Stop: []\npermissionMode: bypassPermissions\nmcpServers: [db]\n---\n",
+    );
+    fx.w(
+        "plugins/p/agents/loose.md",
+        "---\nname: loose\ndescription: Use this agent. Examples: <example>Context: x\n<example>\nuser: \"hi\"\n</example>\nmodel: sonnet\n---\nbody",
+    );
+    let mut o = fx.opts("proj");
+    o.managed_dir = Some(fx.p("managed"));
+    o.plugins = vec![plugin(&fx, "p")];
+    o.cli_agents = Some(json!({"ops": {"description": "cli ops", "prompt": "c"}}));
+    let ctx = load_context(&o);
+    let get = |n: &str| {
+        ctx.agents
+            .iter()
+            .find(|a| a.name == n)
+            .unwrap_or_else(|| panic!("agent {n}"))
+    };
+    assert_eq!(get("rev").description, "managed");
+    assert_eq!(get("ops").description, "cli ops");
+    let sec = get("p:review:security");
+    assert!(sec.hooks.is_none() && sec.mcp_servers.is_none() && sec.permission_mode.is_none());
+    assert!(ctx.warnings.iter().any(|w| w.file.ends_with("security.md")
+        && w.message.contains("hooks, mcpServers, permissionMode")));
+    let loose = get("p:loose");
+    assert_eq!(loose.model.as_deref(), Some("sonnet"));
+    assert!(loose.description.contains("user: \"hi\""));
+    assert!(
+        !ctx.agents
+            .iter()
+            .any(|a| a.name.eq_ignore_ascii_case("bad"))
+    );
+    assert!(has_warning(&ctx, "no `name`"));
+}
+
+// ---- output ----
+
+#[test]
+fn context_serializes_and_renders_text() {
+    let fx = Fx::new();
+    fx.w("proj/CLAUDE.md", "p");
+    fx.w("proj/.claude/rules/r.md", "---\npaths: [\"*.rs\"]\n---\nr");
+    let ctx = load_context(&fx.opts("proj"));
+    let v = serde_json::to_value(&ctx).expect("json");
+    assert_eq!(v["memory"][0]["load_reason"], "session_start");
+    assert_eq!(v["memory"][0]["memory_type"], "Project");
+    assert_eq!(v["rules"][0]["paths"], json!(["*.rs"]));
+    let text = ctx.render_text();
+    assert!(text.contains("[Project, session_start]"));
+    assert!(text.contains("*.rs"));
+}
+
+// ---- the published corpus ----
+
+#[test]
+fn every_corpus_skill_agent_and_command_loads_without_panic() {
+    let corpus = Path::new("/work/shared/corpus");
+    if !corpus.is_dir() {
+        eprintln!("skipping: {} does not exist", corpus.display());
+        return;
+    }
+    let mut files = Vec::new();
+    fn walk(d: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(d) else { return };
+        for e in rd.filter_map(Result::ok) {
+            let p = e.path();
+            let Ok(ft) = e.file_type() else { continue };
+            if ft.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    walk(corpus, &mut files);
+    let mut plugins = Vec::new();
+    let (mut skills, mut agents, mut commands, mut lenient, mut failed) = (0, 0, 0, 0, 0);
+    for f in &files {
+        let name = f.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let parent = f
+            .parent()
+            .and_then(Path::file_name)
+            .and_then(|n| n.to_str())
+            .unwrap_or("");
+        let is_skill = name.eq_ignore_ascii_case("skill.md");
+        let in_agents = f.components().any(|c| c.as_os_str() == "agents");
+        let in_commands = f.components().any(|c| c.as_os_str() == "commands");
+        if !(is_skill || in_agents || in_commands) {
+            continue;
+        }
+        let text = std::fs::read_to_string(f).unwrap_or_default();
+        match frontmatter::parse(&text, f) {
+            Ok(d) => lenient += usize::from(d.lenient),
+            Err(e) => {
+                failed += 1;
+                assert!(e.to_string().contains(&f.display().to_string()));
+            }
+        }
+        if is_skill {
+            skills += 1;
+            let dir = f.parent().unwrap_or(corpus);
+            plugins.push(PluginContent {
+                name: format!("s{skills}"),
+                root: dir.to_path_buf(),
+                skills_dirs: vec![dir.to_path_buf()],
+                ..Default::default()
+            });
+        } else if in_agents && parent == "agents" {
+            agents += 1;
+            plugins.push(PluginContent {
+                name: format!("a{agents}"),
+                root: corpus.into(),
+                agents_dirs: vec![f.clone()],
+                ..Default::default()
+            });
+        } else if in_commands {
+            commands += 1;
+            plugins.push(PluginContent {
+                name: format!("c{commands}"),
+                root: corpus.into(),
+                commands_dirs: vec![f.clone()],
+                ..Default::default()
+            });
+        }
+    }
+    let fx = Fx::new();
+    let mut o = fx.opts("proj");
+    o.plugins = plugins;
+    let ctx = load_context(&o);
+    eprintln!(
+        "corpus: {skills} skill files, {agents} agents, {commands} commands; {lenient} lenient, {failed} unparsable; loaded {} skills, {} agents, {} commands, {} warnings",
+        ctx.skills.len(),
+        ctx.agents.len(),
+        ctx.commands.len(),
+        ctx.warnings.len()
+    );
+    assert!(skills > 0 && agents > 0 && commands > 0);
+    assert_eq!(ctx.agents.len(), agents);
+    assert_eq!(ctx.commands.len(), commands);
+    assert_eq!(ctx.skills.len(), skills);
+    let _ = ctx.render_text();
+    for s in ctx.skills.iter().chain(ctx.commands.iter()) {
+        let _ = ctx.render_skill(&s.name, "a 'b c' d", &RenderOptions::default());
+    }
+}
