@@ -1,17 +1,21 @@
 //! Claude Code–compatible permission rules: parsing, evaluation and capability checks.
+//!
+//! [`Permissions`] is built once per session from [`warden_config::Settings`]; rules are parsed,
+//! anchored and compiled (globs into one `GlobSet` per list, Bash rules indexed by program
+//! name) at construction, so each check is a lookup rather than a parse of the settings.
+//!
+//! Tool calls go through [`Permissions::decide`]. When a WebAssembly guest touches the real
+//! world, the host asks [`Permissions::check_path`], [`Permissions::check_exec`] and
+//! [`Permissions::check_url`], which apply the same rules to the capability being used.
 
+mod bash;
+mod engine;
+mod filter;
+mod paths;
+mod pattern;
+mod rules;
 pub mod shell;
 
-use std::path::Path;
-
-/// Whether a hook's `if` filter (one permission-rule string) selects this tool call.
-///
-/// Fails open: a rule or command that cannot be parsed makes the hook run.
-pub fn if_filter_matches(rule: &str, tool_name: &str, tool_input: &serde_json::Value, cwd: &Path) -> bool {
-    let _ = (tool_input, cwd);
-    let rule = rule.trim();
-    match rule.split_once('(') {
-        Some((name, _)) => name.trim() == tool_name,
-        None => rule == tool_name || rule.is_empty(),
-    }
-}
+pub use engine::{Access, Decision, HookDecision, Mode, Options, Permissions, PermissionsError, Verdict, Warning};
+pub use filter::if_filter_matches;
+pub use rules::{KNOWN_TOOLS, RuleKind};

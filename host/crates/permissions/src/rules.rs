@@ -1,0 +1,469 @@
+//! Rule strings (spec 2.1): parsing, classification and startup warnings.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+
+use crate::paths::{self, Anchors};
+use crate::pattern::{CommandPattern, DomainPattern, Wildcard};
+
+/// Which list a rule came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RuleKind {
+    /// `permissions.allow`.
+    Allow,
+    /// `permissions.ask`.
+    Ask,
+    /// `permissions.deny`.
+    Deny,
+}
+
+impl RuleKind {
+    /// The settings key suffix (`allow`, `ask`, `deny`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuleKind::Allow => "allow",
+            RuleKind::Ask => "ask",
+            RuleKind::Deny => "deny",
+        }
+    }
+}
+
+/// Tool names Warden knows; deny/ask rules naming anything else are warned about (2.8).
+pub const KNOWN_TOOLS: &[&str] = &[
+    "Agent",
+    "AskUserQuestion",
+    "Bash",
+    "BashOutput",
+    "Cd",
+    "Edit",
+    "EndConversation",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "Glob",
+    "Grep",
+    "KillShell",
+    "LS",
+    "LSP",
+    "Monitor",
+    "MultiEdit",
+    "NotebookEdit",
+    "NotebookRead",
+    "PowerShell",
+    "Read",
+    "SendMessage",
+    "Skill",
+    "SlashCommand",
+    "Task",
+    "TaskCreate",
+    "TaskGet",
+    "TaskList",
+    "TaskOutput",
+    "TaskStop",
+    "TaskUpdate",
+    "TodoWrite",
+    "ToolSearch",
+    "WebFetch",
+    "WebSearch",
+    "Write",
+];
+
+/// Tools whose input is an edit of `file_path`/`notebook_path`, all governed by `Edit(path)`.
+pub const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
+/// Tools governed by `Read(path)`.
+pub const READ_TOOLS: &[&str] = &["Read", "Grep", "Glob", "LS", "NotebookRead"];
+
+/// The canonical name for a tool (`Task` is the legacy name of `Agent`).
+pub fn canonical_tool(name: &str) -> &str {
+    if name == "Task" { "Agent" } else { name }
+}
+
+/// How a rule's tool part matches tool names.
+#[derive(Debug, Clone)]
+pub enum ToolPat {
+    /// One canonical name.
+    Exact(String),
+    /// A glob over the whole name (deny/ask, or allow after a literal `mcp__server__`).
+    Glob(Wildcard),
+    /// `mcp__server` / `mcp__server__tool-glob`.
+    Mcp {
+        /// The server segment.
+        server: String,
+        /// `None` = every tool of the server.
+        tool: Option<Wildcard>,
+    },
+}
+
+impl ToolPat {
+    /// Whether the pattern selects `tool` (already canonical).
+    pub fn matches(&self, tool: &str) -> bool {
+        match self {
+            ToolPat::Exact(n) => n == tool || (n == "Edit" && EDIT_TOOLS.contains(&tool)),
+            ToolPat::Glob(w) => w.matches(tool),
+            ToolPat::Mcp { server, tool: t } => match split_mcp(tool) {
+                Some((s, name)) => s == server && t.as_ref().is_none_or(|w| w.matches(name)),
+                None => false,
+            },
+        }
+    }
+
+    /// The exact name, for specifier interpretation.
+    pub fn name(&self) -> &str {
+        match self {
+            ToolPat::Exact(n) => n,
+            _ => "",
+        }
+    }
+}
+
+/// `mcp__server__tool` → (`server`, `tool`).
+pub fn split_mcp(tool: &str) -> Option<(&str, &str)> {
+    let rest = tool.strip_prefix("mcp__")?;
+    match rest.find("__") {
+        Some(i) => Some((&rest[..i], &rest[i + 2..])),
+        None => Some((rest, "")),
+    }
+}
+
+/// What a rule's specifier constrains.
+#[derive(Debug, Clone)]
+pub enum Spec {
+    /// No specifier (or `*`): the whole tool.
+    Any,
+    /// A Bash command pattern.
+    Command(CommandPattern),
+    /// A `Read`/`Edit` path pattern, compiled to these absolute globs.
+    Path {
+        /// `true` for `Edit(...)`, `false` for `Read(...)`.
+        edit: bool,
+        /// Absolute gitignore-style globs.
+        globs: Vec<String>,
+    },
+    /// `WebFetch(domain:…)`.
+    Domain(DomainPattern),
+    /// `Tool(param:value)`.
+    Param {
+        /// The top-level input field.
+        name: String,
+        /// Its value pattern.
+        value: Wildcard,
+    },
+    /// Agent/Skill/Cd names and other plain specifiers.
+    Text(CommandPattern),
+}
+
+/// A usable rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The rule as written.
+    pub text: String,
+    /// Index of the source it came from.
+    pub source: usize,
+    /// Tool part.
+    pub tool: ToolPat,
+    /// Specifier.
+    pub spec: Spec,
+}
+
+/// A rule that was skipped or is suspicious.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// The message (without the source prefix).
+    pub message: String,
+    /// Whether the rule is still used.
+    pub kept: bool,
+}
+
+/// Splits `Tool(spec)`; `None` when the shape is invalid.
+pub fn split_rule(text: &str) -> Option<(&str, Option<&str>)> {
+    let t = text.trim();
+    match t.find('(') {
+        Some(open) => {
+            let inner = t.strip_suffix(')')?.get(open + 1..)?;
+            let tool = t[..open].trim();
+            if tool.is_empty() || tool.contains(char::is_whitespace) {
+                return None;
+            }
+            Some((tool, Some(inner)))
+        }
+        None => {
+            if t.is_empty() || t.contains([')', ' ']) {
+                return None;
+            }
+            Some((t, None))
+        }
+    }
+}
+
+/// Fields each built-in tool accepts, to tell `Tool(param:value)` apart from specifiers that
+/// merely contain a colon (`Bash(npm run test:unit)`, `Read(C:/x)`).
+fn known_fields(tool: &str) -> Option<&'static [&'static str]> {
+    Some(match tool {
+        "Bash" | "PowerShell" => &["command", "description", "timeout", "run_in_background", "dangerouslyDisableSandbox"],
+        "Read" => &["file_path", "offset", "limit", "pages"],
+        "Edit" | "MultiEdit" => &["file_path", "old_string", "new_string", "replace_all", "edits"],
+        "Write" => &["file_path", "content"],
+        "Glob" => &["pattern", "path"],
+        "Grep" => &["pattern", "path", "glob", "type", "output_mode", "multiline", "head_limit"],
+        "NotebookEdit" => &["notebook_path", "cell_id", "new_source", "cell_type", "edit_mode"],
+        "WebFetch" => &["url", "prompt"],
+        "Skill" => &["skill", "args"],
+        "Cd" => &["path"],
+        _ => return None,
+    })
+}
+
+/// Fields whose content has its own rule syntax; `Tool(field:…)` on them is ignored (2.1).
+fn primary_field(tool: &str, field: &str) -> bool {
+    matches!(
+        (tool, field),
+        ("Bash" | "PowerShell", "command")
+            | ("Read" | "Edit" | "Write" | "MultiEdit", "file_path")
+            | ("Grep" | "Glob", "path")
+            | (_, "notebook_path")
+            | ("WebFetch", "url")
+    )
+}
+
+fn param_split(tool: &str, spec: &str) -> Option<(String, String)> {
+    let (name, value) = spec.split_once(':')?;
+    let name = name.trim();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.starts_with(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    match known_fields(tool) {
+        Some(fields) if !fields.contains(&name) => None,
+        _ => Some((name.to_string(), value.trim().to_string())),
+    }
+}
+
+/// Compiles one rule. `Err` = skipped; `Ok((rule, Some(problem)))` = kept with a warning.
+pub fn compile(text: &str, kind: RuleKind, source: usize, anchors: &Anchors<'_>, from_allowed_tools_flag: bool) -> Result<(Rule, Option<Problem>), Problem> {
+    let skip = |m: String| Problem { message: m, kept: false };
+    let Some((tool_raw, spec_raw)) = split_rule(text) else {
+        return Err(skip(format!("{text:?} is not a valid permission rule; write Tool or Tool(specifier)")));
+    };
+    let tool_raw = canonical_tool(tool_raw);
+    let tool = if let Some(rest) = tool_raw.strip_prefix("mcp__") {
+        let (server, t) = match rest.find("__") {
+            Some(i) => (&rest[..i], Some(&rest[i + 2..])),
+            None => (rest, None),
+        };
+        if server.contains('*') || server.is_empty() {
+            if kind == RuleKind::Allow {
+                return Err(skip(format!("{text}: allow rules accept tool-name globs only after a literal mcp__<server>__ prefix; rule skipped")));
+            }
+            ToolPat::Glob(Wildcard::new(tool_raw))
+        } else {
+            let tool = t.filter(|t| *t != "*" && !t.is_empty()).map(Wildcard::new);
+            ToolPat::Mcp { server: server.to_string(), tool }
+        }
+    } else if tool_raw.contains('*') {
+        if kind == RuleKind::Allow {
+            return Err(skip(format!("{text}: allow rules accept tool-name globs only after a literal mcp__<server>__ prefix; rule skipped")));
+        }
+        ToolPat::Glob(Wildcard::new(tool_raw))
+    } else {
+        ToolPat::Exact(tool_raw.to_string())
+    };
+    let mut problem = None;
+    if kind != RuleKind::Allow
+        && let ToolPat::Exact(n) = &tool
+        && !n.contains('_')
+        && !KNOWN_TOOLS.contains(&n.as_str())
+    {
+        problem = Some(Problem { message: format!("{text}: unknown tool {n:?} (tool names are case-sensitive, e.g. Bash, Read, Edit)"), kept: true });
+    }
+    let name = tool.name().to_string();
+    let spec = match spec_raw.map(str::trim) {
+        None | Some("*") => Spec::Any,
+        Some("") => return Err(skip(format!("{text}: empty specifier; write {name} or {name}(pattern)"))),
+        Some(s) => {
+            if name == "WebFetch"
+                && let Some(d) = s.strip_prefix("domain:")
+            {
+                if d.trim() == "*" { Spec::Any } else { Spec::Domain(DomainPattern::new(d)) }
+            } else if let Some((field, value)) = param_split(&name, s) {
+                if primary_field(&name, &field) {
+                    return Err(skip(format!("{text}: {field} cannot be matched as a parameter; use {name}(pattern) instead; rule ignored")));
+                }
+                if kind == RuleKind::Allow {
+                    return Err(skip(format!("{text}: parameter rules work only in deny and ask lists; rule ignored")));
+                }
+                Spec::Param { name: field, value: Wildcard::new(&value) }
+            } else {
+                match name.as_str() {
+                    "Bash" => Spec::Command(CommandPattern::new(s)),
+                    "Read" | "Edit" => Spec::Path { edit: name == "Edit", globs: paths::rule_globs(s, anchors, kind != RuleKind::Allow) },
+                    "Write" | "NotebookEdit" | "Glob" | "MultiEdit" => {
+                        if name == "Glob" && from_allowed_tools_flag {
+                            return Err(Problem { message: String::new(), kept: false });
+                        }
+                        return Err(skip(format!(
+                            "{text} is not matched by file permission checks — only Edit(path) rules are consulted for edits and Read(path) for reads; write Edit({s}) or Read({s}) instead"
+                        )));
+                    }
+                    "WebFetch" => return Err(skip(format!("{text}: WebFetch rules take domain:<host>; write WebFetch(domain:{s})"))),
+                    _ => Spec::Text(CommandPattern::new(s)),
+                }
+            }
+        }
+    };
+    Ok((Rule { text: text.trim().to_string(), source, tool, spec }, problem))
+}
+
+/// The compiled rules of one list, indexed for fast lookup.
+#[derive(Debug, Default)]
+pub struct RuleSet {
+    /// Every rule, in precedence order.
+    pub rules: Vec<Rule>,
+    tool_level: Vec<usize>,
+    by_program: HashMap<String, Vec<usize>>,
+    unkeyed: Vec<usize>,
+    read_paths: PathIndex,
+    edit_paths: PathIndex,
+    others: Vec<usize>,
+}
+
+#[derive(Debug, Default)]
+struct PathIndex {
+    set: GlobSet,
+    owners: Vec<usize>,
+}
+
+impl PathIndex {
+    fn build(rules: &[Rule], edit: bool) -> Self {
+        let mut b = GlobSetBuilder::new();
+        let mut owners = Vec::new();
+        for (i, r) in rules.iter().enumerate() {
+            if let Spec::Path { edit: e, globs } = &r.spec
+                && *e == edit
+            {
+                for g in globs {
+                    // Rules were validated when compiled; a glob globset still rejects (for
+                    // example an unclosed `[`) simply never matches.
+                    if let Ok(glob) = GlobBuilder::new(g).literal_separator(true).backslash_escape(true).build() {
+                        b.add(glob);
+                        owners.push(i);
+                    }
+                }
+            }
+        }
+        PathIndex { set: b.build().unwrap_or_default(), owners }
+    }
+
+    fn first(&self, path: &Path) -> Option<usize> {
+        if self.owners.is_empty() {
+            return None;
+        }
+        let cand = globset::Candidate::new(path);
+        thread_local! {
+            static BUF: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        BUF.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            self.set.matches_candidate_into(&cand, &mut buf);
+            buf.iter().map(|&g| self.owners[g]).min()
+        })
+    }
+}
+
+/// Whether a glob string is accepted by globset (used to warn at startup).
+pub fn glob_ok(g: &str) -> bool {
+    GlobBuilder::new(g).literal_separator(true).backslash_escape(true).build().is_ok()
+}
+
+impl RuleSet {
+    /// Indexes `rules`.
+    pub fn new(rules: Vec<Rule>) -> Self {
+        let mut s = RuleSet { read_paths: PathIndex::build(&rules, false), edit_paths: PathIndex::build(&rules, true), ..RuleSet::default() };
+        for (i, r) in rules.iter().enumerate() {
+            match &r.spec {
+                Spec::Any => s.tool_level.push(i),
+                Spec::Command(p) => match p.key() {
+                    Some(k) => s.by_program.entry(k.to_string()).or_default().push(i),
+                    None => s.unkeyed.push(i),
+                },
+                Spec::Path { .. } => {}
+                Spec::Domain(_) | Spec::Param { .. } | Spec::Text(_) => s.others.push(i),
+            }
+        }
+        s.rules = rules;
+        s
+    }
+
+    /// First tool-level rule (no specifier) selecting `tool`.
+    pub fn tool_level(&self, tool: &str) -> Option<usize> {
+        self.tool_level.iter().copied().find(|&i| self.rules[i].tool.matches(tool))
+    }
+
+    /// First Bash rule matching one command form. `exact_only` restricts to patterns without `*`
+    /// (exec wrappers are approved only by a full-command rule).
+    pub fn command(&self, form: &str, exact_only: bool) -> Option<usize> {
+        let program = form.split(' ').next().unwrap_or("");
+        let keyed = self.by_program.get(program).map(Vec::as_slice).unwrap_or(&[]);
+        let ok = |i: &usize| match &self.rules[*i].spec {
+            Spec::Command(p) => (!exact_only || !p.is_wild()) && p.matches(form),
+            _ => false,
+        };
+        let a = keyed.iter().copied().find(|i| ok(i));
+        let b = self.unkeyed.iter().copied().find(|i| ok(i));
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// First `Read(path)` rule matching.
+    pub fn read_path(&self, p: &Path) -> Option<usize> {
+        self.read_paths.first(p)
+    }
+
+    /// First `Edit(path)` rule matching.
+    pub fn edit_path(&self, p: &Path) -> Option<usize> {
+        self.edit_paths.first(p)
+    }
+
+    /// First domain rule matching `host`.
+    pub fn domain(&self, host: &str) -> Option<usize> {
+        self.others.iter().copied().find(|&i| matches!(&self.rules[i].spec, Spec::Domain(d) if self.rules[i].tool.matches("WebFetch") && d.matches(host)))
+    }
+
+    /// First parameter rule for `tool` matching `input`.
+    pub fn param(&self, tool: &str, input: &serde_json::Value) -> Option<usize> {
+        self.others.iter().copied().find(|&i| {
+            let r = &self.rules[i];
+            match &r.spec {
+                Spec::Param { name, value } => r.tool.matches(tool) && input.get(name).is_some_and(|v| scalar_matches(v, value)),
+                _ => false,
+            }
+        })
+    }
+
+    /// First plain-specifier rule for `tool` matching `text`.
+    pub fn text(&self, tool: &str, text: &str) -> Option<usize> {
+        self.others.iter().copied().find(|&i| {
+            let r = &self.rules[i];
+            matches!(&r.spec, Spec::Text(p) if r.tool.matches(tool) && p.matches(text))
+        })
+    }
+}
+
+/// Compares a top-level scalar input field to a parameter pattern, on the literal value.
+pub fn scalar_matches(v: &serde_json::Value, pat: &Wildcard) -> bool {
+    match v {
+        serde_json::Value::String(s) => pat.matches(s),
+        serde_json::Value::Bool(b) => pat.matches(if *b { "true" } else { "false" }),
+        serde_json::Value::Number(n) => pat.matches(&n.to_string()),
+        _ => false,
+    }
+}
+
+/// The earlier of two rule hits.
+pub fn first(a: Option<usize>, b: Option<usize>) -> Option<usize> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
