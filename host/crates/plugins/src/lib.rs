@@ -1,1 +1,38 @@
-//! warden-plugins (in progress).
+//! Claude Code–compatible plugins and marketplaces for Warden.
+//!
+//! * [`load_plugin`] / [`load_plugin_with`]: a plugin directory → [`LoadedPlugin`] (manifest,
+//!   components, hooks, MCP/LSP servers, the typed `warden` section).
+//! * [`validate()`]: `claude plugin validate` for a plugin or marketplace directory → [`Report`].
+//! * [`namespace`]: external names (`plugin:skill`, `mcp__plugin_<p>_<s>__<t>`, …).
+//! * [`PluginManager`]: the `plugin` and `plugin marketplace` verbs over `$WARDEN_HOME/plugins/`
+//!   (Claude Code's file shapes), with atomic installs, tree digests, verification and
+//!   capability grants.
+
+pub mod capability;
+pub mod diag;
+pub mod digest;
+mod frontmatter;
+pub mod git;
+pub mod hooks;
+pub mod loader;
+pub mod manager;
+pub mod manifest;
+pub mod marketplace;
+pub mod namespace;
+mod progress;
+pub mod store;
+mod util;
+pub mod validate;
+pub mod warden;
+
+pub use capability::{Capabilities, CapabilityRequest, FsAccess, FsCapability, Grant};
+pub use diag::{Diagnostic, Report, ReportKind, Severity};
+pub use loader::{
+    ComponentFile, ComponentPaths, HookSet, LoadContext, LoadError, LoadedPlugin, SkillRef,
+    load_plugin, load_plugin_with,
+};
+pub use manager::*;
+pub use manifest::{ComponentSpec, PluginManifest};
+pub use marketplace::{Marketplace, MarketplaceEntry, PluginSource, load_marketplace};
+pub use validate::validate;
+pub use warden::{WardenComponent, WardenSection, World};

@@ -1,0 +1,504 @@
+//! Structural validation of hooks configuration (`hooks/hooks.json`, inline `hooks` objects and
+//! the `warden.hooks` object). Execution lives in the hooks crate; this module only checks the
+//! shape, classifies problems the way Claude Code's validator does, and returns the groups that
+//! would load.
+//!
+//! Rules (Claude Code's documented behaviour):
+//! * A file is *wrapped* (`{"description"?, "hooks": {...}}`) when it has a `hooks` key holding an
+//!   object; a `hooks` key holding anything else is an error; without a `hooks` key the top-level
+//!   keys are event names (*bare* form).
+//! * Unknown event names are warnings (with a "did you mean"), their groups are skipped.
+//! * An unknown handler `type` is an error; a missing required field is an error.
+//! * A handler type the event does not support (e.g. `prompt` on `SessionStart`) is a warning and
+//!   the handler is skipped.
+//! * A non-string or uncompilable `matcher` is a warning and the group is skipped.
+//! * Unknown keys at group or handler level are warnings, never errors.
+//! * `timeout` is in seconds; a value ≥ 1000 is kept but warned about (it looks like milliseconds).
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::diag::Diagnostic;
+use crate::util::{did_you_mean, locate_key, type_name};
+
+/// Every hook event name Claude Code knows.
+pub const EVENTS: &[&str] = &[
+    "SessionStart",
+    "Setup",
+    "InstructionsLoaded",
+    "UserPromptSubmit",
+    "UserPromptExpansion",
+    "MessageDisplay",
+    "PreToolUse",
+    "PermissionRequest",
+    "PermissionDenied",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PostToolBatch",
+    "Notification",
+    "SubagentStart",
+    "SubagentStop",
+    "TaskCreated",
+    "TaskCompleted",
+    "Stop",
+    "StopFailure",
+    "TeammateIdle",
+    "ConfigChange",
+    "CwdChanged",
+    "DirectoryAdded",
+    "FileChanged",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "PreCompact",
+    "PostCompact",
+    "Elicitation",
+    "ElicitationResult",
+    "SessionEnd",
+    "PreModelSwitch",
+    "PostModelSwitch",
+];
+
+/// Claude Code's handler types.
+pub const HANDLER_TYPES: &[&str] = &["command", "http", "mcp_tool", "prompt", "agent"];
+
+const TOOL_EVENTS: &[&str] = &[
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "PermissionDenied",
+];
+const CHT_ONLY: &[&str] = &[
+    "ConfigChange",
+    "CwdChanged",
+    "DirectoryAdded",
+    "Elicitation",
+    "ElicitationResult",
+    "FileChanged",
+    "InstructionsLoaded",
+    "MessageDisplay",
+    "Notification",
+    "PostCompact",
+    "PreCompact",
+    "SessionEnd",
+    "StopFailure",
+    "SubagentStart",
+    "WorktreeCreate",
+    "WorktreeRemove",
+];
+const CT_ONLY: &[&str] = &["SessionStart", "Setup"];
+
+/// Whether `event` accepts handlers of `kind` (`wasm` runs wherever `command` does).
+pub fn event_supports(event: &str, kind: &str) -> bool {
+    if kind == "wasm" || kind == "command" || kind == "mcp_tool" {
+        return true;
+    }
+    if CT_ONLY.contains(&event) {
+        return false;
+    }
+    if CHT_ONLY.contains(&event) {
+        return kind == "http";
+    }
+    true
+}
+
+/// Where a hooks object comes from, which decides the handler types allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HookFlavor {
+    /// Claude Code hooks (`hooks.json`, inline `hooks`): the five documented types.
+    ClaudeCode,
+    /// `warden.hooks`: only `{"type": "wasm", "component": "<name>"}` handlers.
+    Wasm,
+}
+
+/// Checks a hooks value. `text` (the file's source, when it came from a file) gives positions.
+/// Returns the event → groups map of everything that would load.
+pub(crate) fn check_hooks(
+    value: &Value,
+    file: &Path,
+    text: Option<&str>,
+    flavor: HookFlavor,
+    diags: &mut Vec<Diagnostic>,
+) -> Map<String, Value> {
+    let pos = |key: &str| text.and_then(|t| locate_key(t, key));
+    let Value::Object(top) = value else {
+        diags.push(Diagnostic::error(
+            file,
+            format!(
+                "hooks must be an object of event names (or {{\"hooks\": {{...}}}}), found {}; these hooks are skipped. \
+                 Rewrite it as {{\"hooks\": {{\"PreToolUse\": [{{\"matcher\": \"...\", \"hooks\": [{{\"type\": \"command\", \"command\": \"...\"}}]}}]}}}}",
+                type_name(value)
+            ),
+        ));
+        return Map::new();
+    };
+    let events: &Map<String, Value> = match top.get("hooks") {
+        Some(Value::Object(inner)) => {
+            for k in top.keys() {
+                if !matches!(k.as_str(), "hooks" | "description" | "$schema") {
+                    diags.push(
+                        Diagnostic::warning(
+                            file,
+                            format!("unknown key `{k}` in hooks file is ignored"),
+                        )
+                        .at(pos(k)),
+                    );
+                }
+            }
+            inner
+        }
+        Some(other) => {
+            diags.push(
+                Diagnostic::error(
+                    file,
+                    format!("`hooks` must be an object mapping event names to matcher groups, found {}; these hooks are skipped", type_name(other)),
+                )
+                .at(pos("hooks")),
+            );
+            return Map::new();
+        }
+        None => top,
+    };
+    let mut out = Map::new();
+    for (event, groups) in events {
+        if matches!(event.as_str(), "description" | "$schema") {
+            continue;
+        }
+        if !EVENTS.contains(&event.as_str()) {
+            let hint = did_you_mean(event, EVENTS)
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            diags.push(
+                Diagnostic::warning(file, format!("unknown hook event `{event}`{hint}; its hooks are skipped (event names are case-sensitive)"))
+                    .at(pos(event)),
+            );
+            continue;
+        }
+        let Value::Array(groups) = groups else {
+            diags.push(
+                Diagnostic::error(
+                    file,
+                    format!(
+                        "event `{event}` must be an array of matcher groups, found {}",
+                        type_name(groups)
+                    ),
+                )
+                .at(pos(event)),
+            );
+            continue;
+        };
+        let mut kept = Vec::new();
+        for g in groups {
+            if let Some(g) = check_group(event, g, file, &pos, flavor, diags) {
+                kept.push(g);
+            }
+        }
+        if !kept.is_empty() {
+            out.insert(event.clone(), Value::Array(kept));
+        }
+    }
+    out
+}
+
+fn check_group(
+    event: &str,
+    group: &Value,
+    file: &Path,
+    pos: &dyn Fn(&str) -> Option<(usize, usize)>,
+    flavor: HookFlavor,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Value> {
+    let Value::Object(g) = group else {
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!(
+                    "a matcher group of `{event}` must be an object, found {}",
+                    type_name(group)
+                ),
+            )
+            .at(pos(event)),
+        );
+        return None;
+    };
+    for k in g.keys() {
+        if !matches!(k.as_str(), "matcher" | "hooks") {
+            diags.push(
+                Diagnostic::warning(
+                    file,
+                    format!("unknown key `{k}` in a `{event}` matcher group is ignored"),
+                )
+                .at(pos(k)),
+            );
+        }
+    }
+    match g.get("matcher") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(m)) => {
+            if let Err(e) = check_matcher(m) {
+                diags.push(
+                    Diagnostic::warning(file, format!("matcher `{m}` of `{event}` is not a valid regular expression ({e}); the group is skipped"))
+                        .at(pos("matcher")),
+                );
+                return None;
+            }
+        }
+        Some(other) => {
+            diags.push(
+                Diagnostic::warning(
+                    file,
+                    format!(
+                        "matcher of `{event}` must be a string, found {}; the group is skipped",
+                        type_name(other)
+                    ),
+                )
+                .at(pos("matcher")),
+            );
+            return None;
+        }
+    }
+    let Some(Value::Array(handlers)) = g.get("hooks") else {
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!("a `{event}` matcher group needs a `hooks` array of handlers"),
+            )
+            .at(pos(event)),
+        );
+        return None;
+    };
+    let mut kept = Vec::new();
+    for h in handlers {
+        if check_handler(event, h, file, pos, flavor, diags) {
+            kept.push(h.clone());
+        }
+    }
+    let mut g = g.clone();
+    g.insert("hooks".into(), Value::Array(kept));
+    Some(Value::Object(g))
+}
+
+/// Claude Code's matcher rule: `""`/`"*"` or only `[A-Za-z0-9_\- ,|]` is an exact list,
+/// anything else must compile as a regular expression.
+pub fn check_matcher(m: &str) -> Result<(), String> {
+    if m.is_empty()
+        || m == "*"
+        || m.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | ' ' | ',' | '|'))
+    {
+        return Ok(());
+    }
+    regex::Regex::new(m).map(|_| ()).map_err(|e| {
+        e.to_string()
+            .lines()
+            .last()
+            .unwrap_or("invalid")
+            .trim()
+            .to_string()
+    })
+}
+
+fn check_handler(
+    event: &str,
+    h: &Value,
+    file: &Path,
+    pos: &dyn Fn(&str) -> Option<(usize, usize)>,
+    flavor: HookFlavor,
+    diags: &mut Vec<Diagnostic>,
+) -> bool {
+    let Value::Object(h) = h else {
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!(
+                    "a `{event}` handler must be an object, found {}",
+                    type_name(h)
+                ),
+            )
+            .at(pos(event)),
+        );
+        return false;
+    };
+    let Some(kind) = h.get("type").and_then(Value::as_str) else {
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!(
+                    "a `{event}` handler has no `type`; use one of {}",
+                    HANDLER_TYPES.join(", ")
+                ),
+            )
+            .at(pos(event)),
+        );
+        return false;
+    };
+    let allowed: &[&str] = match flavor {
+        HookFlavor::ClaudeCode => HANDLER_TYPES,
+        HookFlavor::Wasm => &["wasm"],
+    };
+    if !allowed.contains(&kind) {
+        let msg = if kind == "wasm" {
+            "hook type `wasm` is only allowed under the `warden.hooks` key of plugin.json (Claude Code rejects it elsewhere)".to_string()
+        } else {
+            let hint = did_you_mean(kind, allowed)
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            format!(
+                "unknown hook type `{kind}` on `{event}`{hint}; allowed: {}",
+                allowed.join(", ")
+            )
+        };
+        diags.push(Diagnostic::error(file, msg).at(pos("type")));
+        return false;
+    }
+    let (required, optional): (&[&str], &[&str]) = match kind {
+        "command" => (
+            &["command"],
+            &["args", "async", "asyncRewake", "shell", "onFailure"],
+        ),
+        "http" => (&["url"], &["headers", "allowedEnvVars", "onFailure"]),
+        "mcp_tool" => (&["server", "tool"], &["input"]),
+        "prompt" => (&["prompt"], &["model", "continueOnBlock"]),
+        "agent" => (&["prompt"], &["model"]),
+        _ => (&["component"], &[]),
+    };
+    let mut ok = true;
+    for r in required {
+        match h.get(*r) {
+            Some(Value::String(s)) if !s.is_empty() => {}
+            Some(other) if !other.is_string() => {
+                diags.push(
+                    Diagnostic::error(
+                        file,
+                        format!(
+                            "`{r}` of a `{kind}` hook on `{event}` must be a string, found {}",
+                            type_name(other)
+                        ),
+                    )
+                    .at(pos(r)),
+                );
+                ok = false;
+            }
+            _ => {
+                diags.push(
+                    Diagnostic::error(
+                        file,
+                        format!("a `{kind}` hook on `{event}` needs a non-empty `{r}`"),
+                    )
+                    .at(pos(event)),
+                );
+                ok = false;
+            }
+        }
+    }
+    for k in h.keys() {
+        let common = matches!(
+            k.as_str(),
+            "type" | "if" | "timeout" | "statusMessage" | "once"
+        );
+        if !common && !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
+            diags.push(
+                Diagnostic::warning(
+                    file,
+                    format!("unknown key `{k}` in a `{kind}` hook on `{event}` is ignored"),
+                )
+                .at(pos(k)),
+            );
+        }
+    }
+    match h.get("timeout") {
+        None => {}
+        Some(Value::Number(n)) => {
+            if n.as_f64().is_some_and(|t| t >= 1000.0) {
+                diags.push(
+                    Diagnostic::warning(file, format!("timeout {n} on `{event}` is in seconds ({n} s); it looks like milliseconds — did you mean {}?", n.as_f64().unwrap_or(0.0) / 1000.0))
+                        .at(pos("timeout")),
+                );
+            }
+        }
+        Some(other) => {
+            diags.push(
+                Diagnostic::error(
+                    file,
+                    format!(
+                        "`timeout` must be a number of seconds, found {}",
+                        type_name(other)
+                    ),
+                )
+                .at(pos("timeout")),
+            );
+            ok = false;
+        }
+    }
+    if h.contains_key("if") && !TOOL_EVENTS.contains(&event) {
+        diags.push(
+            Diagnostic::warning(
+                file,
+                format!("`if` only applies to tool events; this `{event}` handler will never run"),
+            )
+            .at(pos("if")),
+        );
+    }
+    if ok && !event_supports(event, kind) {
+        diags.push(
+            Diagnostic::warning(file, format!("`{event}` does not support `{kind}` hooks (only command/mcp_tool{}); the handler is skipped", if CT_ONLY.contains(&event) { "" } else { "/http" }))
+                .at(pos("type")),
+        );
+        return false;
+    }
+    ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn run(v: Value) -> (Map<String, Value>, Vec<Diagnostic>) {
+        let mut d = Vec::new();
+        let m = check_hooks(
+            &v,
+            Path::new("h.json"),
+            None,
+            HookFlavor::ClaudeCode,
+            &mut d,
+        );
+        (m, d)
+    }
+
+    #[test]
+    fn edge_case_example() {
+        let (m, d) = run(json!({"hooks": {"PostToolUse": [
+            {"matcher": "Write(docs/**)", "hooks": [{"type": "command", "command": "true"}]},
+            {"matcher": {"toolNames": ["Write"]}, "hooks": []},
+            {"matcher": "Edit|Write", "description": "x", "hooks": [
+                {"type": "command", "command": "bash ${CLAUDE_PLUGIN_ROOT}/h.sh", "timeout": 5000, "continueOnError": true}]}]}}));
+        assert_eq!(m["PostToolUse"].as_array().map(Vec::len), Some(1));
+        assert!(d.iter().all(|d| !d.is_error()), "{d:?}");
+        assert!(d.iter().any(|d| d.message.contains("milliseconds")));
+    }
+
+    #[test]
+    fn unknown_type_is_error_unknown_event_warning() {
+        let (_, d) = run(
+            json!({"PreToolUse": [{"hooks": [{"type": "shell", "command": "x"}]}], "sessionStart": []}),
+        );
+        assert!(
+            d.iter()
+                .any(|d| d.is_error() && d.message.contains("unknown hook type `shell`"))
+        );
+        assert!(
+            d.iter()
+                .any(|d| !d.is_error() && d.message.contains("did you mean `SessionStart`"))
+        );
+        let (m, d) = run(json!({"SessionStart": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}));
+        assert!(d.iter().all(|d| !d.is_error()));
+        assert_eq!(
+            m["SessionStart"][0]["hooks"].as_array().map(Vec::len),
+            Some(0)
+        );
+        let (_, d) = run(json!({"hooks": [{"event": "PreToolUse"}]}));
+        assert!(d[0].is_error());
+    }
+}

@@ -1,0 +1,174 @@
+//! Small helpers shared by the modules: JSON positions, edit distance, timestamps, atomic writes.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde_json::Value;
+
+/// 1-based (line, column) of the first `"key"` followed by `:` in `text`.
+pub(crate) fn locate_key(text: &str, key: &str) -> Option<(usize, usize)> {
+    let needle = format!("\"{key}\"");
+    let mut from = 0;
+    while let Some(i) = text[from..].find(&needle) {
+        let at = from + i;
+        let rest = text[at + needle.len()..].trim_start();
+        if rest.starts_with(':') {
+            return Some(line_col(text, at));
+        }
+        from = at + needle.len();
+    }
+    None
+}
+
+/// 1-based (line, column) of byte offset `at`; the column counts characters.
+pub(crate) fn line_col(text: &str, at: usize) -> (usize, usize) {
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rsplit('\n')
+        .next()
+        .map(|s| s.chars().count())
+        .unwrap_or(0)
+        + 1;
+    (line, col)
+}
+
+/// Levenshtein distance, in characters.
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The closest known name within a small edit distance (case-insensitive), for "did you mean".
+pub(crate) fn did_you_mean<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
+    let lower = unknown.to_ascii_lowercase();
+    known
+        .iter()
+        .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4) && *d < k.len())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// A JSON type name for messages.
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Whether `s` is kebab-case (`[a-z0-9]+(-[a-z0-9]+)*`).
+pub(crate) fn is_kebab(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+        && !s.contains("--")
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// The current UTC time as `2026-11-29T12:42:21.876Z`.
+pub(crate) fn now_iso() -> String {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let ms = d.subsec_millis();
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = if month <= 2 { y + 1 } else { y };
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        rem / 3600,
+        (rem % 3600) / 60,
+        rem % 60
+    )
+}
+
+/// Writes `bytes` to `path` atomically: a temp file in the same directory, fsync, rename.
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// Pretty JSON with a trailing newline.
+pub(crate) fn to_json_bytes(v: &impl serde::Serialize) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
+/// Whether a relative path string escapes upwards (`..` segments).
+pub(crate) fn has_parent_segment(s: &str) -> bool {
+    s.split(['/', '\\']).any(|seg| seg == "..")
+}
+
+/// Replaces characters outside `[A-Za-z0-9_-]` by `replacement`.
+pub(crate) fn sanitize(s: &str, replacement: char) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                replacement
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distances_and_suggestions() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(
+            did_you_mean("descripton", &["description", "name"]),
+            Some("description")
+        );
+        assert_eq!(
+            did_you_mean("mcpServer", &["mcpServers", "commands"]),
+            Some("mcpServers")
+        );
+        assert_eq!(did_you_mean("category", &["name", "hooks"]), None);
+    }
+
+    #[test]
+    fn positions() {
+        let t = "{\n  \"name\": 1,\n  \"x\": \"name\"\n}";
+        assert_eq!(locate_key(t, "name"), Some((2, 3)));
+        assert_eq!(locate_key(t, "x"), Some((3, 3)));
+        assert!(now_iso().ends_with('Z'));
+        assert!(is_kebab("a-b1") && !is_kebab("A b") && !is_kebab("a--b"));
+    }
+}

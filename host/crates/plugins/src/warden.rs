@@ -1,0 +1,472 @@
+//! The `warden` key of `plugin.json`: WASM components, their worlds and capability requests,
+//! WASM hooks and tools.
+//!
+//! ```json
+//! {"warden": {
+//!   "components": {"guard": {"path": "wasm/guard.wasm", "world": "hook",
+//!                            "capabilities": {"fs": [{"path": "${CLAUDE_PROJECT_DIR}", "access": "read"}],
+//!                                             "net": ["https://api.example.com"], "env": ["HOME"], "exec": ["git"]}}},
+//!   "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "wasm", "component": "guard"}]}]},
+//!   "tools": ["fmt"]}}
+//! ```
+//! Claude Code only warns about the unknown `warden` key, so the plugin stays valid there.
+//! Component paths may be written with or without `./` and must resolve (symlinks included)
+//! to an existing file inside the plugin root.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::capability::{Capabilities, FsAccess, FsCapability};
+use crate::diag::Diagnostic;
+use crate::hooks::{HookFlavor, check_hooks};
+use crate::util::{did_you_mean, has_parent_segment, locate_key, type_name};
+
+/// The WIT world a component implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum World {
+    /// `warden:plugin/hook`: exports `handle`.
+    Hook,
+    /// `warden:plugin/tool`: exports `invoke`.
+    Tool,
+}
+
+/// One WASM component declared by a plugin.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WardenComponent {
+    /// Its name (key of `warden.components`).
+    pub name: String,
+    /// Path as written, relative to the plugin root.
+    pub rel_path: String,
+    /// Absolute, canonical path of the `.wasm` file (inside the plugin root).
+    pub path: PathBuf,
+    /// The world it implements.
+    pub world: World,
+    /// The capabilities it requests (the runtime uses the *grant*, not this).
+    pub capabilities: Capabilities,
+}
+
+/// The typed `warden` section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct WardenSection {
+    /// Components by name.
+    pub components: BTreeMap<String, WardenComponent>,
+    /// Hooks in Claude Code's shape whose handlers are `{"type": "wasm", "component": "<name>"}`.
+    pub hooks: Map<String, Value>,
+    /// Names of components (world `tool`) exposed as tools.
+    pub tools: Vec<String>,
+}
+
+impl WardenSection {
+    /// Capabilities requested per component.
+    pub fn requests(&self) -> BTreeMap<String, Capabilities> {
+        self.components
+            .iter()
+            .map(|(n, c)| (n.clone(), c.capabilities.clone()))
+            .collect()
+    }
+}
+
+/// Parses and validates `warden` against the plugin `root` (canonical).
+pub(crate) fn parse_warden(
+    v: &Value,
+    root: &Path,
+    file: &Path,
+    text: Option<&str>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<WardenSection> {
+    let pos = |k: &str| text.and_then(|t| locate_key(t, k));
+    let Value::Object(o) = v else {
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!("`warden` must be an object, found {}", type_name(v)),
+            )
+            .at(pos("warden")),
+        );
+        return None;
+    };
+    let start = diags.len();
+    for k in o.keys() {
+        if !matches!(k.as_str(), "components" | "hooks" | "tools") {
+            let hint = did_you_mean(k, &["components", "hooks", "tools"])
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            diags.push(
+                Diagnostic::warning(file, format!("unknown key `warden.{k}` is ignored{hint}"))
+                    .at(pos(k)),
+            );
+        }
+    }
+    let mut sec = WardenSection::default();
+    match o.get("components") {
+        None => {}
+        Some(Value::Object(comps)) => {
+            for (name, c) in comps {
+                if let Some(c) = parse_component(name, c, root, file, &pos, diags) {
+                    sec.components.insert(name.clone(), c);
+                }
+            }
+        }
+        Some(other) => diags.push(
+            Diagnostic::error(
+                file,
+                format!(
+                    "`warden.components` must be an object, found {}",
+                    type_name(other)
+                ),
+            )
+            .at(pos("components")),
+        ),
+    }
+    if let Some(h) = o.get("hooks") {
+        let mut hd = Vec::new();
+        let hooks = check_hooks(h, file, text, HookFlavor::Wasm, &mut hd);
+        // Every wasm handler must name a declared hook component.
+        for groups in hooks.values() {
+            for g in groups.as_array().into_iter().flatten() {
+                for hnd in g
+                    .get("hooks")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    let comp = hnd
+                        .get("component")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default();
+                    match sec.components.get(comp) {
+                        Some(c) if c.world == World::Hook => {}
+                        Some(_) => hd.push(Diagnostic::error(file, format!("wasm hook names component `{comp}`, whose world is `tool`; hook handlers need world `hook`")).at(pos("component"))),
+                        None if o.get("components").and_then(|c| c.get(comp)).is_some() => {}
+                        None => hd.push(Diagnostic::error(file, format!("wasm hook names component `{comp}`, which is not declared in `warden.components`")).at(pos("component"))),
+                    }
+                }
+            }
+        }
+        diags.extend(hd);
+        sec.hooks = hooks;
+    }
+    match o.get("tools") {
+        None => {}
+        Some(Value::Array(a)) => {
+            for t in a {
+                let Some(t) = t.as_str() else {
+                    diags.push(
+                        Diagnostic::error(
+                            file,
+                            format!(
+                                "`warden.tools` items must be component names, found {}",
+                                type_name(t)
+                            ),
+                        )
+                        .at(pos("tools")),
+                    );
+                    continue;
+                };
+                match sec.components.get(t) {
+                    Some(c) if c.world == World::Tool => sec.tools.push(t.to_string()),
+                    Some(_) => diags.push(Diagnostic::error(file, format!("`warden.tools` lists `{t}`, whose world is `hook`; tools need world `tool`")).at(pos("tools"))),
+                    None if o.get("components").and_then(|c| c.get(t)).is_some() => {}
+                    None => diags.push(Diagnostic::error(file, format!("`warden.tools` lists `{t}`, which is not declared in `warden.components`")).at(pos("tools"))),
+                }
+            }
+        }
+        Some(other) => diags.push(
+            Diagnostic::error(
+                file,
+                format!(
+                    "`warden.tools` must be an array of component names, found {}",
+                    type_name(other)
+                ),
+            )
+            .at(pos("tools")),
+        ),
+    }
+    if diags[start..].iter().any(Diagnostic::is_error) {
+        None
+    } else {
+        Some(sec)
+    }
+}
+
+fn parse_component(
+    name: &str,
+    c: &Value,
+    root: &Path,
+    file: &Path,
+    pos: &dyn Fn(&str) -> Option<(usize, usize)>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<WardenComponent> {
+    let here = pos(name);
+    let Value::Object(c) = c else {
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!(
+                    "`warden.components.{name}` must be an object, found {}",
+                    type_name(c)
+                ),
+            )
+            .at(here),
+        );
+        return None;
+    };
+    for k in c.keys() {
+        if !matches!(k.as_str(), "path" | "world" | "capabilities") {
+            diags.push(
+                Diagnostic::warning(
+                    file,
+                    format!("unknown key `{k}` in `warden.components.{name}` is ignored"),
+                )
+                .at(pos(k)),
+            );
+        }
+    }
+    let mut ok = true;
+    let world = match c.get("world").and_then(Value::as_str) {
+        Some("hook") => Some(World::Hook),
+        Some("tool") => Some(World::Tool),
+        Some(w) => {
+            diags.push(
+                Diagnostic::error(
+                    file,
+                    format!("`warden.components.{name}.world` is `{w}`; known worlds: hook, tool"),
+                )
+                .at(pos("world")),
+            );
+            None
+        }
+        None => {
+            diags.push(
+                Diagnostic::error(
+                    file,
+                    format!("`warden.components.{name}` needs `world`: \"hook\" or \"tool\""),
+                )
+                .at(here),
+            );
+            None
+        }
+    };
+    let path = match c.get("path").and_then(Value::as_str) {
+        None => {
+            diags.push(Diagnostic::error(file, format!("`warden.components.{name}` needs `path` to its .wasm file, relative to the plugin root")).at(here));
+            None
+        }
+        Some(p) if p.starts_with('/') || has_parent_segment(p) => {
+            diags.push(Diagnostic::error(file, format!("`warden.components.{name}.path` `{p}` must be relative to the plugin root without `..`")).at(pos("path")));
+            None
+        }
+        Some(p) => {
+            let rel = p.trim_start_matches("./");
+            let full = root.join(rel);
+            match full.canonicalize() {
+                Err(_) => {
+                    diags.push(Diagnostic::error(file, format!("`warden.components.{name}.path`: {} does not exist; build the component or fix the path", full.display())).at(pos("path")));
+                    None
+                }
+                Ok(canon) if !canon.starts_with(root) => {
+                    diags.push(Diagnostic::error(file, format!("`warden.components.{name}.path`: {} resolves to {}, outside the plugin root {}; refusing it", full.display(), canon.display(), root.display())).at(pos("path")));
+                    None
+                }
+                Ok(canon) if !canon.is_file() => {
+                    diags.push(
+                        Diagnostic::error(
+                            file,
+                            format!(
+                                "`warden.components.{name}.path`: {} is not a file",
+                                full.display()
+                            ),
+                        )
+                        .at(pos("path")),
+                    );
+                    None
+                }
+                Ok(canon) => Some((p.to_string(), canon)),
+            }
+        }
+    };
+    let caps = match c.get("capabilities") {
+        None => Some(Capabilities::default()),
+        Some(v) => parse_capabilities(name, v, file, pos, diags),
+    };
+    ok &= world.is_some() && path.is_some() && caps.is_some();
+    if !ok {
+        return None;
+    }
+    let (rel_path, path) = path?;
+    Some(WardenComponent {
+        name: name.to_string(),
+        rel_path,
+        path,
+        world: world?,
+        capabilities: caps?,
+    })
+}
+
+/// Parses a `capabilities` object, checking the syntax of every entry.
+pub(crate) fn parse_capabilities(
+    comp: &str,
+    v: &Value,
+    file: &Path,
+    pos: &dyn Fn(&str) -> Option<(usize, usize)>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Capabilities> {
+    let Value::Object(o) = v else {
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!(
+                    "`warden.components.{comp}.capabilities` must be an object, found {}",
+                    type_name(v)
+                ),
+            )
+            .at(pos("capabilities")),
+        );
+        return None;
+    };
+    let start = diags.len();
+    let mut caps = Capabilities::default();
+    let err = |diags: &mut Vec<Diagnostic>, key: &str, msg: String| {
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!("`warden.components.{comp}.capabilities.{key}`: {msg}"),
+            )
+            .at(pos(key)),
+        );
+    };
+    for (k, val) in o {
+        let Value::Array(items) = val else {
+            if matches!(k.as_str(), "fs" | "net" | "env" | "exec") {
+                err(
+                    diags,
+                    k,
+                    format!("must be an array, found {}", type_name(val)),
+                );
+            } else {
+                diags.push(Diagnostic::warning(file, format!("unknown capability `{k}` in `{comp}` is ignored (known: fs, net, env, exec)")).at(pos(k)));
+            }
+            continue;
+        };
+        match k.as_str() {
+            "fs" => {
+                for it in items {
+                    let path = it.get("path").and_then(Value::as_str);
+                    let access = match it.get("access").and_then(Value::as_str) {
+                        Some("read") => Some(FsAccess::Read),
+                        Some("write") => Some(FsAccess::Write),
+                        _ => None,
+                    };
+                    match (path, access) {
+                        (Some(p), Some(a)) if !p.is_empty() && !p.contains('\0') => {
+                            if let Some(var) = unknown_var(p) {
+                                diags.push(Diagnostic::warning(file, format!("fs path `{p}` of `{comp}` uses `{var}`; only ${{CLAUDE_PLUGIN_ROOT}}, ${{CLAUDE_PLUGIN_DATA}} and ${{CLAUDE_PROJECT_DIR}} are expanded")).at(pos("fs")));
+                            }
+                            caps.fs.push(FsCapability { path: p.to_string(), access: a })
+                        }
+                        _ => err(diags, "fs", format!("each item must be {{\"path\": \"<non-empty>\", \"access\": \"read\"|\"write\"}}, found {it}")),
+                    }
+                }
+            }
+            "net" => {
+                for it in items {
+                    match it.as_str() {
+                        Some(s) => match check_origin(s) {
+                            Ok(()) => caps.net.push(s.to_string()),
+                            Err(m) => err(diags, "net", format!("`{s}` {m}")),
+                        },
+                        None => err(diags, "net", format!("items must be strings like \"https://host[:port]\", found {}", type_name(it))),
+                    }
+                }
+            }
+            "env" => {
+                for it in items {
+                    match it.as_str() {
+                        Some(s) if !s.is_empty() && !s.starts_with(|c: char| c.is_ascii_digit()) && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') => caps.env.push(s.to_string()),
+                        _ => err(diags, "env", format!("{it} is not an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")),
+                    }
+                }
+            }
+            "exec" => {
+                for it in items {
+                    match it.as_str() {
+                        Some(s) if !s.is_empty() && !s.chars().any(|c| c.is_whitespace() || c == '\0') => caps.exec.push(s.to_string()),
+                        _ => err(diags, "exec", format!("{it} is not a program name (no spaces; arguments are not part of the grant)")),
+                    }
+                }
+            }
+            _ => diags.push(Diagnostic::warning(file, format!("unknown capability `{k}` in `{comp}` is ignored (known: fs, net, env, exec)")).at(pos(k))),
+        }
+    }
+    if diags[start..].iter().any(Diagnostic::is_error) {
+        None
+    } else {
+        Some(caps)
+    }
+}
+
+fn unknown_var(p: &str) -> Option<String> {
+    let mut rest = p;
+    while let Some(i) = rest.find("${") {
+        let end = rest[i..].find('}')? + i;
+        let var = &rest[i + 2..end];
+        if !matches!(
+            var,
+            "CLAUDE_PLUGIN_ROOT" | "CLAUDE_PLUGIN_DATA" | "CLAUDE_PROJECT_DIR"
+        ) {
+            return Some(format!("${{{var}}}"));
+        }
+        rest = &rest[end + 1..];
+    }
+    None
+}
+
+/// Checks `http(s)://host[:port]` (no path, query, credentials or wildcard other than a leading `*.`).
+pub fn check_origin(s: &str) -> Result<(), String> {
+    let rest = s
+        .strip_prefix("https://")
+        .or_else(|| s.strip_prefix("http://"))
+        .ok_or("must start with https:// or http://")?;
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    if rest.contains(['/', '?', '#', '@']) {
+        return Err("must be an origin only (scheme, host and optional port), without path, query or credentials".into());
+    }
+    let (host, port) = match rest.rsplit_once(':') {
+        Some((h, p)) if !h.ends_with(']') || rest.starts_with('[') => (h, Some(p)),
+        _ => (rest, None),
+    };
+    if let Some(p) = port
+        && p.parse::<u16>().map_or(true, |n| n == 0)
+    {
+        return Err(format!("has an invalid port `{p}` (1-65535)"));
+    }
+    let h = host.strip_prefix("*.").unwrap_or(host);
+    let valid = !h.is_empty()
+        && (h.starts_with('[') && h.ends_with(']')
+            || h.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'));
+    if !valid {
+        return Err(format!("has an invalid host `{host}`"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins() {
+        assert!(check_origin("https://api.example.com").is_ok());
+        assert!(check_origin("http://127.0.0.1:8080").is_ok());
+        assert!(check_origin("https://*.example.com").is_ok());
+        assert!(check_origin("ftp://x").is_err());
+        assert!(check_origin("https://x.com/path").is_err());
+        assert!(check_origin("https://x.com:99999").is_err());
+        assert!(check_origin("https://").is_err());
+    }
+}
