@@ -63,7 +63,9 @@ pub struct PermissionVerdict {
 pub struct MergedResult {
     /// The event.
     pub event: Event,
-    /// The action is blocked (exit 2, `decision: "block"`, deny, fail-closed failure).
+    /// The action is blocked (exit 2, `decision: "block"`, deny, fail-closed failure). On
+    /// `PostToolUse` / `PostToolUseFailure` it records a `decision: "block"` whose reason is
+    /// given to Claude (the tool has already run).
     pub blocked: bool,
     /// Messages explaining the block.
     pub block_reasons: Vec<String>,
@@ -313,7 +315,14 @@ pub fn merge(
             }
             _ => {
                 if decision == Some("block") && uses_decision(event) {
-                    block(&mut m, reason, false);
+                    if !matches!(event, Event::PostToolUse | Event::PostToolUseFailure) {
+                        block(&mut m, reason, false);
+                    } else {
+                        // PostToolUse / PostToolUseFailure: the tool already ran; the reason
+                        // goes to Claude next to the result, as `decision: "block"`.
+                        m.blocked = true;
+                        m.block_reasons.push(reason);
+                    }
                 }
             }
         }
