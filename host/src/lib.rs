@@ -1,1 +1,18 @@
-//! Warden.
+//! Warden: a runtime that hosts agent plugins as sandboxed WebAssembly components.
+//!
+//! - [`runtime`]: the wasmtime engine, compile cache and per-call sandboxes.
+//! - [`capability`]: the host side of the WIT capability interfaces (`fs`, `exec`, `http`,
+//!   `env`, `log`), each checked against the plugin's grant and the user's rules.
+//! - [`hook_result`]: a hook's typed answer and its Claude Code JSON form.
+//!
+//! See `ARCHITECTURE.md` for how a hook call travels through these modules.
+
+pub mod capability;
+pub mod hook_result;
+pub mod runtime;
+
+/// Paths of the guest components built with this crate (examples and test guests).
+#[doc(hidden)]
+pub mod guests {
+    include!(concat!(env!("OUT_DIR"), "/guests.rs"));
+}

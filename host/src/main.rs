@@ -1,1 +1,7 @@
-fn main() {}
+//! The `warden` command-line interface.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

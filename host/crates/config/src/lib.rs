@@ -24,7 +24,9 @@ pub const MAX_SETTINGS_BYTES: u64 = 2 << 20;
 
 /// Where a settings file sits in the precedence order. Variants are declared lowest first, so
 /// `Scope::Managed > Scope::User`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     /// `$WARDEN_HOME/settings.json`.
@@ -70,7 +72,9 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The file is not strict JSON.
-    #[error("{path}:{line}:{column}: invalid JSON: {message} (settings files are strict JSON: no comments or trailing commas)")]
+    #[error(
+        "{path}:{line}:{column}: invalid JSON: {message} (settings files are strict JSON: no comments or trailing commas)"
+    )]
     Json {
         /// The file.
         path: PathBuf,
@@ -119,7 +123,9 @@ impl Home {
         if let Some(v) = std::env::var_os(HOME_ENV).filter(|v| !v.is_empty()) {
             return Ok(Home::new(PathBuf::from(v)));
         }
-        let home = std::env::var_os("HOME").filter(|v| !v.is_empty()).ok_or(ConfigError::NoHome)?;
+        let home = std::env::var_os("HOME")
+            .filter(|v| !v.is_empty())
+            .ok_or(ConfigError::NoHome)?;
         Ok(Home::new(PathBuf::from(home).join(".warden")))
     }
 
@@ -200,7 +206,12 @@ impl LoadOptions {
             Some(v) => Some(PathBuf::from(v)),
             None => Some(PathBuf::from("/etc/claude-code")),
         };
-        LoadOptions { cwd: cwd.into(), home, managed_dir, cli_settings: Vec::new() }
+        LoadOptions {
+            cwd: cwd.into(),
+            home,
+            managed_dir,
+            cli_settings: Vec::new(),
+        }
     }
 }
 
@@ -251,12 +262,24 @@ pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>, Con
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(source) => return Err(ConfigError::Io { path: path.to_path_buf(), source }),
+        Err(source) => {
+            return Err(ConfigError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
     if meta.len() > MAX_SETTINGS_BYTES {
-        return Err(ConfigError::TooLarge { path: path.to_path_buf(), size: meta.len(), limit: MAX_SETTINGS_BYTES });
+        return Err(ConfigError::TooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+            limit: MAX_SETTINGS_BYTES,
+        });
     }
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io { path: path.to_path_buf(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
     parse_settings(&text, path).map(Some)
 }
 
@@ -270,7 +293,9 @@ pub fn parse_settings(text: &str, path: &Path) -> Result<Map<String, Value>, Con
     })?;
     match value {
         Value::Object(map) => Ok(map),
-        _ => Err(ConfigError::NotAnObject { path: path.to_path_buf() }),
+        _ => Err(ConfigError::NotAnObject {
+            path: path.to_path_buf(),
+        }),
     }
 }
 
@@ -295,7 +320,10 @@ impl Settings {
                     .map(|e| e.path())
                     .filter(|p| {
                         p.extension().is_some_and(|x| x == "json")
-                            && !p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'))
+                            && !p
+                                .file_name()
+                                .and_then(|n| n.to_str())
+                                .is_some_and(|n| n.starts_with('.'))
                     })
                     .collect();
                 drop_ins.sort();
@@ -308,8 +336,15 @@ impl Settings {
         for arg in opts.cli_settings.iter().rev() {
             if arg.trim_start().starts_with('{') {
                 match parse_settings(arg, Path::new("--settings")) {
-                    Ok(value) => s.files.push(SettingsFile { scope: Scope::Cli, path: None, value }),
-                    Err(e) => s.errors.push(ConfigErrorReport { scope: Scope::Cli, message: e.to_string() }),
+                    Ok(value) => s.files.push(SettingsFile {
+                        scope: Scope::Cli,
+                        path: None,
+                        value,
+                    }),
+                    Err(e) => s.errors.push(ConfigErrorReport {
+                        scope: Scope::Cli,
+                        message: e.to_string(),
+                    }),
                 }
             } else {
                 let p = opts.cwd.join(arg);
@@ -332,9 +367,16 @@ impl Settings {
 
     fn push_path(&mut self, scope: Scope, path: &Path) {
         match read_settings_file(path) {
-            Ok(Some(value)) => self.files.push(SettingsFile { scope, path: Some(path.to_path_buf()), value }),
+            Ok(Some(value)) => self.files.push(SettingsFile {
+                scope,
+                path: Some(path.to_path_buf()),
+                value,
+            }),
             Ok(None) => {}
-            Err(e) => self.errors.push(ConfigErrorReport { scope, message: e.to_string() }),
+            Err(e) => self.errors.push(ConfigErrorReport {
+                scope,
+                message: e.to_string(),
+            }),
         }
     }
 
@@ -345,12 +387,16 @@ impl Settings {
 
     /// The value of a scalar key from the highest-precedence file that sets it.
     pub fn scalar(&self, key: &str) -> Option<(&Value, &SettingsFile)> {
-        self.files.iter().find_map(|f| f.value.get(key).map(|v| (v, f)))
+        self.files
+            .iter()
+            .find_map(|f| f.value.get(key).map(|v| (v, f)))
     }
 
     /// A boolean key (`false` when unset or not a boolean).
     pub fn flag(&self, key: &str) -> bool {
-        self.scalar(key).and_then(|(v, _)| v.as_bool()).unwrap_or(false)
+        self.scalar(key)
+            .and_then(|(v, _)| v.as_bool())
+            .unwrap_or(false)
     }
 
     /// The whole merged view, following Claude Code's rules (see the crate docs).
@@ -399,22 +445,50 @@ mod tests {
         let home = Home::new(t.path().join("home"));
         let cwd = t.path().join("proj");
         std::fs::create_dir_all(cwd.join(".git")).expect("git");
-        write(&home.user_settings(), r#"{"model":"user","permissions":{"allow":["Read"],"deny":["Bash(rm *)"]}}"#);
-        write(&cwd.join(".claude/settings.json"), r#"{"model":"project","permissions":{"allow":["Edit","Read"]}}"#);
-        write(&cwd.join(".claude/settings.local.json"), r#"{"env":{"A":"1"}}"#);
+        write(
+            &home.user_settings(),
+            r#"{"model":"user","permissions":{"allow":["Read"],"deny":["Bash(rm *)"]}}"#,
+        );
+        write(
+            &cwd.join(".claude/settings.json"),
+            r#"{"model":"project","permissions":{"allow":["Edit","Read"]}}"#,
+        );
+        write(
+            &cwd.join(".claude/settings.local.json"),
+            r#"{"env":{"A":"1"}}"#,
+        );
         let managed = t.path().join("managed");
-        write(&managed.join("managed-settings.json"), r#"{"model":"managed-base"}"#);
-        write(&managed.join("managed-settings.d/10-x.json"), r#"{"model":"managed-dropin"}"#);
+        write(
+            &managed.join("managed-settings.json"),
+            r#"{"model":"managed-base"}"#,
+        );
+        write(
+            &managed.join("managed-settings.d/10-x.json"),
+            r#"{"model":"managed-dropin"}"#,
+        );
         let mut opts = LoadOptions::new(&cwd, home);
         opts.managed_dir = Some(managed);
         opts.cli_settings = vec![r#"{"env":{"B":"2"}}"#.into()];
         let s = Settings::load(&opts);
         assert!(s.errors.is_empty(), "{:?}", s.errors);
         let scopes: Vec<Scope> = s.files.iter().map(|f| f.scope).collect();
-        assert_eq!(scopes, [Scope::Managed, Scope::Managed, Scope::Cli, Scope::Local, Scope::Project, Scope::User]);
+        assert_eq!(
+            scopes,
+            [
+                Scope::Managed,
+                Scope::Managed,
+                Scope::Cli,
+                Scope::Local,
+                Scope::Project,
+                Scope::User
+            ]
+        );
         let m = s.merged();
         assert_eq!(m["model"], "managed-dropin");
-        assert_eq!(m["permissions"]["allow"], serde_json::json!(["Read", "Edit"]));
+        assert_eq!(
+            m["permissions"]["allow"],
+            serde_json::json!(["Read", "Edit"])
+        );
         assert_eq!(m["permissions"]["deny"], serde_json::json!(["Bash(rm *)"]));
         assert_eq!(m["env"], serde_json::json!({"A":"1","B":"2"}));
     }
@@ -429,6 +503,10 @@ mod tests {
         let s = Settings::load(&opts);
         assert!(s.files.is_empty());
         assert_eq!(s.errors.len(), 1);
-        assert!(s.errors[0].message.contains("settings.json:3:1"), "{}", s.errors[0].message);
+        assert!(
+            s.errors[0].message.contains("settings.json:3:1"),
+            "{}",
+            s.errors[0].message
+        );
     }
 }

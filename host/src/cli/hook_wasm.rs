@@ -1,0 +1,70 @@
+//! `warden hook-wasm <component.wasm> <EventName>`
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use warden::runtime::{CallContext, Grant, Limits, Runtime, RuntimeConfig, World};
+
+/// Arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The hook component (`.wasm`).
+    component: PathBuf,
+    /// The event name, e.g. `PreToolUse`.
+    event: String,
+    /// Deadline in seconds (default 60, Claude Code's command-hook default).
+    #[arg(long, default_value_t = 60.0)]
+    timeout: f64,
+    /// Memory limit in MiB.
+    #[arg(long, default_value_t = 64)]
+    memory_mib: usize,
+    /// Grant as JSON, e.g. `{"env":["HOME"]}` (default: nothing).
+    #[arg(long)]
+    grant: Option<String>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut input = String::new();
+    std::io::stdin()
+        .read_to_string(&mut input)
+        .context("reading the event JSON from stdin")?;
+    let value: serde_json::Value =
+        serde_json::from_str(&input).context("stdin is not valid JSON")?;
+    let cwd = value
+        .get("cwd")
+        .and_then(|c| c.as_str())
+        .map(PathBuf::from)
+        .unwrap_or(std::env::current_dir().context("current directory")?);
+    let grant: Grant = match &args.grant {
+        Some(g) => serde_json::from_str(g).context("--grant is not a valid grant JSON object")?,
+        None => Grant::default(),
+    };
+    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
+        anyhow::bail!("--timeout must be a positive number of seconds");
+    }
+    let limits = Limits {
+        memory_bytes: args.memory_mib << 20,
+        deadline: Duration::from_secs_f64(args.timeout),
+        ..Limits::default()
+    };
+    // One call per process: the on-demand allocator avoids reserving a whole pool.
+    let config = RuntimeConfig {
+        cache_dir: super::cache_dir(),
+        pooling: false,
+        max_instances: 4,
+        ..RuntimeConfig::default()
+    };
+    let runtime = Runtime::new(config)?;
+    let component = runtime.load_file(&args.component, World::Hook, &grant)?;
+    let ctx = CallContext::new(cwd, &grant);
+    let call = super::block_on(runtime.call_hook(&component, &args.event, &input, &limits, ctx))??;
+    let out = call.result.to_cc_output(&args.event);
+    println!("{}", out.json);
+    if let Some(msg) = &out.stderr {
+        eprintln!("{msg}");
+    }
+    Ok(ExitCode::from(out.exit_code as u8))
+}

@@ -1,0 +1,53 @@
+//! One module per subcommand; this file only parses and dispatches.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod demo;
+mod hook_wasm;
+
+/// Warden hosts agent plugins as sandboxed WebAssembly components.
+#[derive(Parser)]
+#[command(name = "warden", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a WASM hook component on one event read from stdin (Claude Code hook JSON in,
+    /// Claude Code hook JSON out; exit 2 for a block).
+    HookWasm(hook_wasm::Args),
+    /// Show Warden at work on a few sample events, installing nothing.
+    Demo(demo::Args),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::HookWasm(a) => hook_wasm::run(a),
+        Command::Demo(a) => demo::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("warden: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// A single-threaded tokio runtime for a one-shot command.
+pub(crate) fn block_on<F: std::future::Future>(fut: F) -> anyhow::Result<F::Output> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()?;
+    Ok(rt.block_on(fut))
+}
+
+/// The compile cache directory under `$WARDEN_HOME`, if a home can be found.
+pub(crate) fn cache_dir() -> Option<std::path::PathBuf> {
+    warden_config::Home::from_env().ok().map(|h| h.cache_dir())
+}

@@ -1,0 +1,696 @@
+//! The sandboxed component runtime.
+//!
+//! One [`Runtime`] per process holds the wasmtime [`Engine`] (Cranelift, pooling allocator,
+//! epoch interruption driven by a ticker thread), the compile cache and a linker per set of
+//! granted capabilities. [`Runtime::load`] compiles a component once per digest (or loads it
+//! from the cache), checks its imports against the grant and prepares an `InstancePre`.
+//! Every call then gets a **fresh store**: a deny-by-default WASI context (no preopens, env,
+//! args, sockets or inherited stdio; stdout and stderr captured with a cap), its own memory
+//! limit and its own deadline. Nothing survives from one call to the next.
+
+mod bindings;
+mod cache;
+mod grant;
+mod limits;
+mod sandbox;
+
+/// The per-call store state, for the capability implementations.
+pub(crate) mod sandbox_state {
+    pub(crate) use super::sandbox::SandboxState;
+}
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+pub use bindings::latest;
+pub use cache::{CacheOutcome, CompileCache, sha256_hex};
+pub use grant::{Capability, FsGrant, Grant};
+pub use limits::Limits;
+pub use sandbox::{
+    CallContext, Captured, HookCall, LogRecord, Policy, ToolCall, ToolCallOutcome,
+    UnrestrictedPolicy,
+};
+
+use sandbox::SandboxState;
+
+/// What a component implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum World {
+    /// `warden:plugin/hook`: exports `handle`.
+    Hook,
+    /// `warden:plugin/tool`: exports `describe` and `invoke`.
+    Tool,
+}
+
+impl World {
+    /// Parses `hook` or `tool`.
+    pub fn parse(s: &str) -> Option<World> {
+        match s {
+            "hook" => Some(World::Hook),
+            "tool" => Some(World::Tool),
+            _ => None,
+        }
+    }
+}
+
+/// Everything that can go wrong loading or calling a component. Each variant names the
+/// component and, for limits, the limit.
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The wasm file could not be read.
+    #[error("cannot read component {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The bytes are not a valid component.
+    #[error("{component}: not a valid WebAssembly component: {message}")]
+    Compile {
+        /// Component name.
+        component: String,
+        /// Compiler message.
+        message: String,
+    },
+    /// The component imports a capability its plugin was not granted.
+    #[error(
+        "{component}: imports `{import}`, which needs the `{capability}` capability, but it was not granted; \
+         grant `{capability}` to the plugin (warden plugin install --grant {capability}:...) or remove the import"
+    )]
+    CapabilityNotGranted {
+        /// Component name.
+        component: String,
+        /// The capability.
+        capability: Capability,
+        /// The imported interface.
+        import: String,
+    },
+    /// The component imports something the host does not provide.
+    #[error("{component}: imports `{import}`, which Warden does not provide{hint}")]
+    UnknownImport {
+        /// Component name.
+        component: String,
+        /// The imported name.
+        import: String,
+        /// What to use instead, if anything.
+        hint: String,
+    },
+    /// The component does not implement the expected world.
+    #[error("{component}: does not implement the `{world}` world: {message}")]
+    WrongWorld {
+        /// Component name.
+        component: String,
+        /// Expected world.
+        world: &'static str,
+        /// Linker message.
+        message: String,
+    },
+    /// The deadline passed (an infinite loop, or a slow host call).
+    #[error("{component}: exceeded its deadline of {} ms and was stopped", deadline.as_millis())]
+    Deadline {
+        /// Component name.
+        component: String,
+        /// The limit.
+        deadline: Duration,
+    },
+    /// The guest tried to grow its memory beyond the limit.
+    #[error("{component}: exceeded its memory limit of {limit} bytes and was stopped")]
+    MemoryLimit {
+        /// Component name.
+        component: String,
+        /// The limit.
+        limit: usize,
+    },
+    /// The guest returned more than the output limit.
+    #[error("{component}: returned {size} bytes, over the output limit of {limit} bytes")]
+    OutputLimit {
+        /// Component name.
+        component: String,
+        /// What it returned.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The guest trapped (panic, stack overflow, ...).
+    #[error("{component}: trapped: {message}{}", stderr_tail(.stderr))]
+    Trap {
+        /// Component name.
+        component: String,
+        /// The trap.
+        message: String,
+        /// The end of what the guest wrote to stderr (a panic message, usually).
+        stderr: String,
+    },
+    /// The engine could not be set up.
+    #[error("cannot set up the WebAssembly engine: {0}")]
+    Engine(String),
+    /// All sandbox slots are busy.
+    #[error("{1}: no sandbox slot available ({0} in use); try again")]
+    Busy(usize, String),
+}
+
+impl RuntimeError {
+    /// Short machine-readable name of the error kind (`deadline`, `memory-limit`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RuntimeError::Read { .. } => "read",
+            RuntimeError::Compile { .. } => "compile",
+            RuntimeError::CapabilityNotGranted { .. } => "capability-not-granted",
+            RuntimeError::UnknownImport { .. } => "unknown-import",
+            RuntimeError::WrongWorld { .. } => "wrong-world",
+            RuntimeError::Deadline { .. } => "deadline",
+            RuntimeError::MemoryLimit { .. } => "memory-limit",
+            RuntimeError::OutputLimit { .. } => "output-limit",
+            RuntimeError::Trap { .. } => "trap",
+            RuntimeError::Engine(_) => "engine",
+            RuntimeError::Busy(..) => "busy",
+        }
+    }
+}
+
+fn stderr_tail(stderr: &str) -> String {
+    let t = stderr.trim();
+    if t.is_empty() {
+        return String::new();
+    }
+    let start = t.char_indices().rev().nth(499).map(|(i, _)| i).unwrap_or(0);
+    format!("; guest stderr: {}", &t[start..])
+}
+
+/// Engine-wide settings. Per-call limits are in [`Limits`].
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Compile cache directory (`None` disables the cache). Default: none; the CLI uses
+    /// `$WARDEN_HOME/cache`.
+    pub cache_dir: Option<PathBuf>,
+    /// Concurrent sandboxes the pool holds. Default 128.
+    pub max_instances: u32,
+    /// Hard ceiling on any call's memory limit. Default 256 MiB.
+    pub max_memory_bytes: usize,
+    /// Epoch tick: the granularity of deadlines. Default 1 ms.
+    pub tick: Duration,
+    /// Use the pooling allocator (default). Off, every store maps fresh memory: slower, but
+    /// needs less address space.
+    pub pooling: bool,
+}
+
+impl Default for RuntimeConfig {
+    fn default() -> Self {
+        RuntimeConfig {
+            cache_dir: None,
+            max_instances: 128,
+            max_memory_bytes: 256 << 20,
+            tick: Duration::from_millis(1),
+            pooling: true,
+        }
+    }
+}
+
+/// A component ready to be called: compiled, import-checked and pre-linked for one grant.
+pub struct LoadedComponent {
+    name: String,
+    digest: String,
+    world: World,
+    grant: Arc<Grant>,
+    imports: Vec<String>,
+    cache: CacheOutcome,
+    pre: Pre,
+}
+
+enum Pre {
+    Hook(bindings::latest::hook::HookPre<SandboxState>),
+    Tool(bindings::latest::tool::ToolPre<SandboxState>),
+}
+
+impl LoadedComponent {
+    /// The name used in errors (the file name, or the plugin's component name).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// sha256 of the wasm bytes.
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+
+    /// The world it implements.
+    pub fn world(&self) -> World {
+        self.world
+    }
+
+    /// The interfaces it imports.
+    pub fn imports(&self) -> &[String] {
+        &self.imports
+    }
+
+    /// The grant it was linked against.
+    pub fn grant(&self) -> &Grant {
+        &self.grant
+    }
+
+    /// Whether it came from the compile cache.
+    pub fn cache_outcome(&self) -> CacheOutcome {
+        self.cache
+    }
+}
+
+struct Ticker {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Ticker {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The process-wide component runtime. Cheap to share behind an `Arc`; all methods take
+/// `&self`.
+pub struct Runtime {
+    engine: Engine,
+    config: RuntimeConfig,
+    cache: CompileCache,
+    linkers: Mutex<HashMap<u8, Arc<Linker<SandboxState>>>>,
+    slots: Arc<tokio::sync::Semaphore>,
+    _ticker: Ticker,
+}
+
+impl Runtime {
+    /// Builds the engine and starts the epoch ticker.
+    pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
+        let mut cfg = Config::new();
+        cfg.wasm_component_model(true)
+            .epoch_interruption(true)
+            .max_wasm_stack(512 << 10);
+        if config.pooling {
+            let n = config.max_instances.max(1);
+            let mut pool = PoolingAllocationConfig::new();
+            pool.total_component_instances(n)
+                .total_core_instances(n * 4)
+                .total_memories(n * 2)
+                .total_tables(n * 4)
+                .total_stacks(n)
+                .max_core_instances_per_component(50)
+                .max_memories_per_component(10)
+                .max_tables_per_component(50)
+                .table_elements(100_000)
+                .max_component_instance_size(4 << 20)
+                .max_core_instance_size(4 << 20)
+                .max_memory_size(config.max_memory_bytes)
+                // Reset only the pages a call dirtied (Linux ≥ 6.7; ignored elsewhere), and
+                // keep a small resident window so a fresh instance does not fault on first use.
+                .pagemap_scan(Enabled::Auto)
+                .linear_memory_keep_resident(64 << 10)
+                .table_keep_resident(256 << 10);
+            cfg.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        }
+        let engine = Engine::new(&cfg).map_err(|e| RuntimeError::Engine(format!("{e:#}")))?;
+        let cache = CompileCache::new(config.cache_dir.clone(), &engine);
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let engine = engine.clone();
+            let stop = stop.clone();
+            let tick = config.tick;
+            std::thread::Builder::new()
+                .name("warden-epoch".into())
+                .spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::sleep(tick);
+                        engine.increment_epoch();
+                    }
+                })
+                .map_err(|e| RuntimeError::Engine(format!("cannot start the epoch ticker: {e}")))?
+        };
+        let slots = Arc::new(tokio::sync::Semaphore::new(
+            config.max_instances.max(1) as usize
+        ));
+        Ok(Runtime {
+            engine,
+            config,
+            cache,
+            linkers: Mutex::new(HashMap::new()),
+            slots,
+            _ticker: Ticker {
+                stop,
+                thread: Some(thread),
+            },
+        })
+    }
+
+    /// The engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The engine-wide settings.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    /// Reads and loads a component file. The name in errors is the file name.
+    pub fn load_file(
+        &self,
+        path: &Path,
+        world: World,
+        grant: &Grant,
+    ) -> Result<LoadedComponent, RuntimeError> {
+        let wasm = std::fs::read(path).map_err(|source| RuntimeError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        self.load(&name, &wasm, world, grant)
+    }
+
+    /// Compiles (or loads from the cache) a component, checks its imports against `grant`
+    /// and prepares it for fast instantiation.
+    pub fn load(
+        &self,
+        name: &str,
+        wasm: &[u8],
+        world: World,
+        grant: &Grant,
+    ) -> Result<LoadedComponent, RuntimeError> {
+        let digest = sha256_hex(wasm);
+        let (component, cache) = self.cache.load(&self.engine, wasm, &digest, name)?;
+        let imports = self.check_imports(name, &component, grant)?;
+        let linker = self.linker(grant)?;
+        let wrong_world = |e: wasmtime::Error| RuntimeError::WrongWorld {
+            component: name.to_string(),
+            world: match world {
+                World::Hook => "hook",
+                World::Tool => "tool",
+            },
+            message: format!("{e:#}"),
+        };
+        let instance_pre = linker.instantiate_pre(&component).map_err(wrong_world)?;
+        let pre = match world {
+            World::Hook => {
+                Pre::Hook(bindings::latest::hook::HookPre::new(instance_pre).map_err(wrong_world)?)
+            }
+            World::Tool => {
+                Pre::Tool(bindings::latest::tool::ToolPre::new(instance_pre).map_err(wrong_world)?)
+            }
+        };
+        Ok(LoadedComponent {
+            name: name.to_string(),
+            digest,
+            world,
+            grant: Arc::new(grant.clone()),
+            imports,
+            cache,
+            pre,
+        })
+    }
+
+    /// Refuses a component whose imports the grant does not cover, naming the capability,
+    /// before anything is linked or run.
+    fn check_imports(
+        &self,
+        name: &str,
+        component: &Component,
+        grant: &Grant,
+    ) -> Result<Vec<String>, RuntimeError> {
+        let ty = component.component_type();
+        let mut imports = Vec::new();
+        for (import, _) in ty.imports(&self.engine) {
+            let import = import.to_string();
+            let unversioned = import.split('@').next().unwrap_or(&import);
+            let always = ["wasi:io/", "wasi:clocks/", "wasi:random/", "wasi:cli/"]
+                .iter()
+                .any(|p| unversioned.starts_with(p))
+                || unversioned == "warden:plugin/log"
+                || unversioned == "warden:plugin/types";
+            if !always {
+                if let Some(capability) = Capability::for_import(&import) {
+                    if !grant.allows(capability) {
+                        return Err(RuntimeError::CapabilityNotGranted {
+                            component: name.to_string(),
+                            capability,
+                            import,
+                        });
+                    }
+                } else {
+                    let hint = if unversioned.starts_with("wasi:filesystem/") {
+                        "; files are available through `warden:plugin/fs` with an `fs` grant"
+                    } else if unversioned.starts_with("wasi:sockets/")
+                        || unversioned.starts_with("wasi:http/")
+                    {
+                        "; the network is available through `warden:plugin/http` with a `net` grant"
+                    } else {
+                        ""
+                    };
+                    return Err(RuntimeError::UnknownImport {
+                        component: name.to_string(),
+                        import,
+                        hint: hint.to_string(),
+                    });
+                }
+            }
+            imports.push(import);
+        }
+        Ok(imports)
+    }
+
+    /// The linker offering exactly the granted capabilities (plus WASI basics and `log`).
+    fn linker(&self, grant: &Grant) -> Result<Arc<Linker<SandboxState>>, RuntimeError> {
+        let set = grant.capability_set();
+        let mut linkers = self.linkers.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(l) = linkers.get(&set) {
+            return Ok(l.clone());
+        }
+        let linker = Arc::new(
+            build_linker(&self.engine, grant)
+                .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?,
+        );
+        linkers.insert(set, linker.clone());
+        Ok(linker)
+    }
+
+    /// Runs a hook component on one event in a fresh sandbox.
+    pub async fn call_hook(
+        &self,
+        component: &LoadedComponent,
+        event_name: &str,
+        input_json: &str,
+        limits: &Limits,
+        ctx: CallContext,
+    ) -> Result<HookCall, RuntimeError> {
+        let Pre::Hook(pre) = &component.pre else {
+            return Err(RuntimeError::WrongWorld {
+                component: component.name.clone(),
+                world: "hook",
+                message: "it was loaded as a tool".into(),
+            });
+        };
+        let _slot = self.slot(&component.name)?;
+        let started = Instant::now();
+        let mut store = sandbox::new_store(&self.engine, &self.config, component, limits, ctx);
+        let event = latest::types::Event {
+            name: event_name.to_string(),
+            input: input_json.to_string(),
+        };
+        let fut = async {
+            let hook = pre.instantiate_async(&mut store).await?;
+            hook.call_handle(&mut store, &event).await
+        };
+        let outcome = run_with_deadline(fut, limits.deadline).await;
+        let result = sandbox::finish(store, component, limits, outcome)?;
+        let (value, captured) = result;
+        let hook_result = sandbox::hook_result_from_wit(value);
+        let size = hook_result.size();
+        if size > limits.output_bytes {
+            return Err(RuntimeError::OutputLimit {
+                component: component.name.clone(),
+                size,
+                limit: limits.output_bytes,
+            });
+        }
+        Ok(HookCall {
+            result: hook_result,
+            stdout: captured.0,
+            stderr: captured.1,
+            logs: captured.2,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// Asks a tool component to describe itself, in a fresh sandbox.
+    pub async fn describe_tool(
+        &self,
+        component: &LoadedComponent,
+        limits: &Limits,
+        ctx: CallContext,
+    ) -> Result<latest::types::ToolInfo, RuntimeError> {
+        let pre = tool_pre(component)?;
+        let _slot = self.slot(&component.name)?;
+        let mut store = sandbox::new_store(&self.engine, &self.config, component, limits, ctx);
+        let fut = async {
+            let tool = pre.instantiate_async(&mut store).await?;
+            tool.call_describe(&mut store).await
+        };
+        let outcome = run_with_deadline(fut, limits.deadline).await;
+        let (info, _) = sandbox::finish(store, component, limits, outcome)?;
+        Ok(info)
+    }
+
+    /// Runs a tool component on one input, in a fresh sandbox.
+    pub async fn call_tool(
+        &self,
+        component: &LoadedComponent,
+        input_json: &str,
+        limits: &Limits,
+        ctx: CallContext,
+    ) -> Result<ToolCall, RuntimeError> {
+        let pre = tool_pre(component)?;
+        let _slot = self.slot(&component.name)?;
+        let started = Instant::now();
+        let mut store = sandbox::new_store(&self.engine, &self.config, component, limits, ctx);
+        let fut = async {
+            let tool = pre.instantiate_async(&mut store).await?;
+            tool.call_invoke(&mut store, input_json).await
+        };
+        let outcome = run_with_deadline(fut, limits.deadline).await;
+        let (value, captured) = sandbox::finish(store, component, limits, outcome)?;
+        let outcome = match value {
+            Ok(out) => ToolCallOutcome::Ok {
+                content: out.content,
+                structured: out.structured,
+            },
+            Err(latest::types::ToolError::InvalidInput(m)) => ToolCallOutcome::InvalidInput(m),
+            Err(latest::types::ToolError::Denied(m)) => ToolCallOutcome::Denied(m),
+            Err(latest::types::ToolError::Failed(m)) => ToolCallOutcome::Failed(m),
+        };
+        let size = outcome.size();
+        if size > limits.output_bytes {
+            return Err(RuntimeError::OutputLimit {
+                component: component.name.clone(),
+                size,
+                limit: limits.output_bytes,
+            });
+        }
+        Ok(ToolCall {
+            outcome,
+            stdout: captured.0,
+            stderr: captured.1,
+            logs: captured.2,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    fn slot(&self, name: &str) -> Result<tokio::sync::OwnedSemaphorePermit, RuntimeError> {
+        self.slots
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| RuntimeError::Busy(self.config.max_instances as usize, name.to_string()))
+    }
+}
+
+fn tool_pre(
+    component: &LoadedComponent,
+) -> Result<&bindings::latest::tool::ToolPre<SandboxState>, RuntimeError> {
+    match &component.pre {
+        Pre::Tool(p) => Ok(p),
+        Pre::Hook(_) => Err(RuntimeError::WrongWorld {
+            component: component.name.clone(),
+            world: "tool",
+            message: "it was loaded as a hook".into(),
+        }),
+    }
+}
+
+/// Epochs stop a guest that is running wasm; the outer timeout also stops one that is stuck
+/// in a host call (epochs cannot interrupt those).
+async fn run_with_deadline<T>(
+    fut: impl std::future::Future<Output = wasmtime::Result<T>>,
+    deadline: Duration,
+) -> Result<wasmtime::Result<T>, ()> {
+    let grace = deadline + Duration::from_millis(50).max(deadline / 10);
+    tokio::time::timeout(grace, fut).await.map_err(|_| ())
+}
+
+fn build_linker(engine: &Engine, grant: &Grant) -> wasmtime::Result<Linker<SandboxState>> {
+    use bindings::latest::{env, exec, fs, http, log, types};
+    use wasmtime_wasi::cli::WasiCli;
+    use wasmtime_wasi::clocks::WasiClocks;
+    use wasmtime_wasi::p2::bindings::{cli, clocks, random};
+    use wasmtime_wasi::random::WasiRandom;
+
+    struct HasIo;
+    impl wasmtime::component::HasData for HasIo {
+        type Data<'a> = &'a mut wasmtime::component::ResourceTable;
+    }
+
+    let mut linker = Linker::new(engine);
+    let l = &mut linker;
+    wasmtime_wasi_io::bindings::wasi::io::error::add_to_linker::<SandboxState, HasIo>(l, |t| {
+        &mut t.table
+    })?;
+    wasmtime_wasi_io::bindings::wasi::io::poll::add_to_linker::<SandboxState, HasIo>(l, |t| {
+        &mut t.table
+    })?;
+    wasmtime_wasi_io::bindings::wasi::io::streams::add_to_linker::<SandboxState, HasIo>(l, |t| {
+        &mut t.table
+    })?;
+    clocks::wall_clock::add_to_linker::<SandboxState, WasiClocks>(
+        l,
+        wasmtime_wasi::clocks::WasiClocksView::clocks,
+    )?;
+    clocks::monotonic_clock::add_to_linker::<SandboxState, WasiClocks>(
+        l,
+        wasmtime_wasi::clocks::WasiClocksView::clocks,
+    )?;
+    random::random::add_to_linker::<SandboxState, WasiRandom>(
+        l,
+        wasmtime_wasi::random::WasiRandomView::random,
+    )?;
+    random::insecure::add_to_linker::<SandboxState, WasiRandom>(
+        l,
+        wasmtime_wasi::random::WasiRandomView::random,
+    )?;
+    random::insecure_seed::add_to_linker::<SandboxState, WasiRandom>(
+        l,
+        wasmtime_wasi::random::WasiRandomView::random,
+    )?;
+    let cli_view = wasmtime_wasi::cli::WasiCliView::cli;
+    cli::exit::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+    cli::environment::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+    cli::stdin::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+    cli::stdout::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+    cli::stderr::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+    cli::terminal_input::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+    cli::terminal_output::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+    cli::terminal_stdin::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+    cli::terminal_stdout::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+    cli::terminal_stderr::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+
+    types::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
+    log::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
+    if grant.allows(Capability::Fs) {
+        fs::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
+    }
+    if grant.allows(Capability::Exec) {
+        exec::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
+    }
+    if grant.allows(Capability::Net) {
+        http::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
+    }
+    if grant.allows(Capability::Env) {
+        env::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
+    }
+    Ok(linker)
+}

@@ -1,0 +1,333 @@
+//! One call's sandbox: the store state, its construction and how its end is classified.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, Store, Trap};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use super::limits::CallLimiter;
+use super::{Grant, Limits, LoadedComponent, RuntimeConfig, RuntimeError, latest};
+use crate::hook_result::{Decision, HookResult};
+
+/// The checks a capability makes before touching the real world, beyond the grant itself.
+/// The permission engine implements this so a guest's accesses obey the user's rules; the
+/// grant is always checked first, by the capability.
+pub trait Policy: Send + Sync {
+    /// May the guest read (`write == false`) or change this absolute, resolved path?
+    fn check_path(&self, path: &std::path::Path, write: bool) -> Result<(), String>;
+    /// May the guest run this argument vector (program already resolved to a path)?
+    fn check_exec(&self, argv: &[String], cwd: &std::path::Path) -> Result<(), String>;
+    /// May the guest fetch this URL?
+    fn check_url(&self, url: &str) -> Result<(), String>;
+}
+
+/// A policy that adds nothing to the grant.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UnrestrictedPolicy;
+
+impl Policy for UnrestrictedPolicy {
+    fn check_path(&self, _: &std::path::Path, _: bool) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn check_exec(&self, _: &[String], _: &std::path::Path) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn check_url(&self, _: &str) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// What a call may see of the session, beyond its grant.
+#[derive(Clone)]
+pub struct CallContext {
+    /// The session's working directory (relative guest paths resolve against it).
+    pub cwd: PathBuf,
+    /// The rules checked on every capability use.
+    pub policy: Arc<dyn Policy>,
+    /// Values for granted environment variables (others are never visible).
+    pub env: Vec<(String, String)>,
+}
+
+impl CallContext {
+    /// A context for `cwd` with no extra policy, taking granted variables from the host's
+    /// environment.
+    pub fn new(cwd: impl Into<PathBuf>, grant: &Grant) -> Self {
+        let env = grant
+            .env
+            .iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
+            .collect();
+        CallContext {
+            cwd: cwd.into(),
+            policy: Arc::new(UnrestrictedPolicy),
+            env,
+        }
+    }
+}
+
+impl std::fmt::Debug for CallContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallContext")
+            .field("cwd", &self.cwd)
+            .field("env", &self.env.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Guest output captured from stdout or stderr.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// What was kept (lossy UTF-8).
+    pub text: String,
+    /// True if the guest wrote more than the cap and the rest was dropped.
+    pub truncated: bool,
+}
+
+/// One message the guest logged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogRecord {
+    /// `trace` .. `error`.
+    pub level: &'static str,
+    /// The message (capped).
+    pub message: String,
+}
+
+/// A finished hook call.
+#[derive(Debug, Clone)]
+pub struct HookCall {
+    /// The hook's answer.
+    pub result: HookResult,
+    /// Captured stdout.
+    pub stdout: Captured,
+    /// Captured stderr.
+    pub stderr: Captured,
+    /// What it logged.
+    pub logs: Vec<LogRecord>,
+    /// Wall time including instantiation.
+    pub elapsed: Duration,
+}
+
+/// How a tool call ended (from the tool's side).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolCallOutcome {
+    /// Success.
+    Ok {
+        /// Text for the model.
+        content: String,
+        /// Structured result, as JSON text.
+        structured: Option<String>,
+    },
+    /// The tool rejected its input.
+    InvalidInput(String),
+    /// A capability check refused an access.
+    Denied(String),
+    /// Any other failure.
+    Failed(String),
+}
+
+impl ToolCallOutcome {
+    pub(crate) fn size(&self) -> usize {
+        match self {
+            ToolCallOutcome::Ok {
+                content,
+                structured,
+            } => content.len() + structured.as_ref().map_or(0, String::len),
+            ToolCallOutcome::InvalidInput(m)
+            | ToolCallOutcome::Denied(m)
+            | ToolCallOutcome::Failed(m) => m.len(),
+        }
+    }
+}
+
+/// A finished tool call.
+#[derive(Debug, Clone)]
+pub struct ToolCall {
+    /// The outcome.
+    pub outcome: ToolCallOutcome,
+    /// Captured stdout.
+    pub stdout: Captured,
+    /// Captured stderr.
+    pub stderr: Captured,
+    /// What it logged.
+    pub logs: Vec<LogRecord>,
+    /// Wall time including instantiation.
+    pub elapsed: Duration,
+}
+
+/// Most log records kept per call, and most bytes per record.
+const MAX_LOG_RECORDS: usize = 256;
+const MAX_LOG_MESSAGE: usize = 4096;
+
+/// The state of one store. Lives exactly as long as one call.
+pub struct SandboxState {
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) limiter: CallLimiter,
+    pub(crate) grant: Arc<Grant>,
+    pub(crate) ctx: CallContext,
+    pub(crate) logs: Vec<LogRecord>,
+    pub(crate) deadline: std::time::Instant,
+    stdout: MemoryOutputPipe,
+    stderr: MemoryOutputPipe,
+}
+
+impl SandboxState {
+    pub(crate) fn log(&mut self, level: &'static str, mut message: String) {
+        if self.logs.len() >= MAX_LOG_RECORDS {
+            return;
+        }
+        if message.len() > MAX_LOG_MESSAGE {
+            let mut cut = MAX_LOG_MESSAGE;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+            message.push_str("…[truncated]");
+        }
+        self.logs.push(LogRecord { level, message });
+    }
+
+    /// Time left before the call's deadline (host calls must not outlive it).
+    pub(crate) fn remaining(&self) -> Duration {
+        self.deadline
+            .saturating_duration_since(std::time::Instant::now())
+    }
+}
+
+impl WasiView for SandboxState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+pub(crate) fn new_store(
+    engine: &Engine,
+    config: &RuntimeConfig,
+    component: &LoadedComponent,
+    limits: &Limits,
+    ctx: CallContext,
+) -> Store<SandboxState> {
+    let stdout = MemoryOutputPipe::new(limits.capture_bytes);
+    let stderr = MemoryOutputPipe::new(limits.capture_bytes);
+    // Deny by default: no preopens, env, args or sockets, stdin closed. Granted env and
+    // files are offered through Warden's own interfaces, where every use is checked.
+    let wasi = WasiCtx::builder()
+        .stdout(stdout.clone())
+        .stderr(stderr.clone())
+        .max_random_size(1 << 20)
+        .build();
+    let mut table = ResourceTable::new();
+    table.set_max_capacity(10_000);
+    let memory_bytes = limits.memory_bytes.min(config.max_memory_bytes);
+    let state = SandboxState {
+        wasi,
+        table,
+        limiter: CallLimiter {
+            memory_bytes,
+            memory_limit_hit: None,
+        },
+        grant: component.grant.clone(),
+        ctx,
+        logs: Vec::new(),
+        deadline: std::time::Instant::now() + limits.deadline,
+        stdout,
+        stderr,
+    };
+    let mut store = Store::new(engine, state);
+    store.limiter(|s| &mut s.limiter);
+    let ticks = (limits.deadline.as_nanos() / config.tick.as_nanos().max(1)).max(1) as u64;
+    store.set_epoch_deadline(ticks.saturating_add(1));
+    store.epoch_deadline_trap();
+    // Caps what one host call may copy out of the guest (e.g. a huge path string).
+    store.set_hostcall_fuel(limits.output_bytes.max(16 << 20));
+    store
+}
+
+fn captured(pipe: &MemoryOutputPipe, cap: usize) -> Captured {
+    let bytes = pipe.contents();
+    Captured {
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        truncated: bytes.len() >= cap && cap > 0,
+    }
+}
+
+type Extras = (Captured, Captured, Vec<LogRecord>);
+
+/// Tears the store down and turns the call's outcome into a value or a typed error.
+pub(crate) fn finish<T>(
+    store: Store<SandboxState>,
+    component: &LoadedComponent,
+    limits: &Limits,
+    outcome: Result<wasmtime::Result<T>, ()>,
+) -> Result<(T, Extras), RuntimeError> {
+    let state = store.into_data();
+    let stdout = captured(&state.stdout, limits.capture_bytes);
+    let stderr = captured(&state.stderr, limits.capture_bytes);
+    let name = component.name.clone();
+    match outcome {
+        Ok(Ok(v)) => Ok((v, (stdout, stderr, state.logs))),
+        Err(()) => Err(RuntimeError::Deadline {
+            component: name,
+            deadline: limits.deadline,
+        }),
+        Ok(Err(e)) => {
+            if state.limiter.memory_limit_hit.is_some() {
+                return Err(RuntimeError::MemoryLimit {
+                    component: name,
+                    limit: state.limiter.memory_bytes,
+                });
+            }
+            match e.downcast_ref::<Trap>() {
+                Some(Trap::Interrupt) => Err(RuntimeError::Deadline {
+                    component: name,
+                    deadline: limits.deadline,
+                }),
+                Some(Trap::StackOverflow) => Err(RuntimeError::Trap {
+                    component: name,
+                    message: "stack overflow (recursion too deep)".into(),
+                    stderr: stderr.text,
+                }),
+                Some(trap) => Err(RuntimeError::Trap {
+                    component: name,
+                    message: trap.to_string(),
+                    stderr: stderr.text,
+                }),
+                None => Err(RuntimeError::Trap {
+                    component: name,
+                    message: format!("{e:#}"),
+                    stderr: stderr.text,
+                }),
+            }
+        }
+    }
+}
+
+pub(crate) fn hook_result_from_wit(r: latest::types::HookResult) -> HookResult {
+    use latest::types::Decision as D;
+    HookResult {
+        decision: match r.decision {
+            D::None => Decision::None,
+            D::Allow => Decision::Allow,
+            D::Deny => Decision::Deny,
+            D::Ask => Decision::Ask,
+            D::Defer => Decision::Defer,
+            D::Block => Decision::Block,
+        },
+        reason: r.reason,
+        additional_context: r.additional_context,
+        updated_input: r.updated_input,
+        system_message: r.system_message,
+        continue_: r.continue_,
+        stop_reason: r.stop_reason,
+        suppress_output: r.suppress_output,
+    }
+}

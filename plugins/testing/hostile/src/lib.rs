@@ -1,0 +1,58 @@
+//! Misbehaves as `tool_input.attack` says: `loop`, `membomb`, `recurse`, `shout` (100 MiB to
+//! stdout), `panic`, `stderr`; anything else answers `allow`.
+
+use std::io::Write;
+
+use warden_sdk::{Hook, HookEvent, HookResult};
+
+struct Hostile;
+
+impl Hook for Hostile {
+    fn handle(event: HookEvent) -> HookResult {
+        let attack = event.tool_call().and_then(|c| c.input_str("attack")).unwrap_or("").to_string();
+        match attack.as_str() {
+            "loop" => {
+                let mut n: u64 = 0;
+                loop {
+                    n = std::hint::black_box(n.wrapping_add(1));
+                }
+            }
+            "membomb" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![0xa5; 8 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            "recurse" => HookResult::allow(format!("{}", recurse(std::hint::black_box(1)))),
+            "shout" => {
+                let chunk = vec![b'x'; 1 << 20];
+                let mut out = std::io::stdout();
+                for _ in 0..100 {
+                    if out.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+                HookResult::allow("shouted")
+            }
+            "stderr" => {
+                eprintln!("a note on stderr");
+                println!("a note on stdout");
+                HookResult::allow("printed")
+            }
+            "panic" => panic!("hostile guest panicked on purpose"),
+            _ => HookResult::allow("ok"),
+        }
+    }
+}
+
+#[inline(never)]
+fn recurse(n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    let pad = std::hint::black_box([n; 64]);
+    recurse(pad[3] + 1) + pad[5]
+}
+
+warden_sdk::export_hook!(Hostile);
