@@ -122,6 +122,14 @@ pub(crate) fn check_hooks(
     diags: &mut Vec<Diagnostic>,
 ) -> Map<String, Value> {
     let pos = |key: &str| text.and_then(|t| locate_key(t, key));
+    if value.as_array().is_some_and(Vec::is_empty) {
+        // Seen in published plugins; nothing is lost, so only warn (documented choice).
+        diags.push(Diagnostic::warning(
+            file,
+            "hooks file is an empty array, not an object; it declares no hooks",
+        ));
+        return Map::new();
+    }
     let Value::Object(top) = value else {
         diags.push(Diagnostic::error(
             file,
