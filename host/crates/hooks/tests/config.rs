@@ -26,8 +26,16 @@ fn hooks_json_wrapped_bare_and_extra_keys() {
         &json!({"description": "d", "$schema": "x", "version": "1", "_metadata": {}, "hooks": {"Stop": [{"hooks": [cmd("a")]}]}}),
         "wrapped.json",
     );
-    b.add_plugin_hooks(p.clone(), &json!({"description": "d", "SessionStart": [{"hooks": [cmd("b")]}]}), "bare.json");
-    b.add_plugin_hooks(p, &json!({"hooks": [{"event": "Stop", "command": "x"}]}), "array.json");
+    b.add_plugin_hooks(
+        p.clone(),
+        &json!({"description": "d", "SessionStart": [{"hooks": [cmd("b")]}]}),
+        "bare.json",
+    );
+    b.add_plugin_hooks(
+        p,
+        &json!({"hooks": [{"event": "Stop", "command": "x"}]}),
+        "array.json",
+    );
     let c = b.build();
     assert_eq!(c.hooks(Event::Stop).len(), 1);
     assert_eq!(c.hooks(Event::SessionStart).len(), 1);
@@ -45,7 +53,11 @@ fn unknown_events_and_keys_are_warnings_naming_the_file() {
     assert_eq!(c.hooks(Event::Stop).len(), 1);
     let msgs: Vec<String> = c.warnings.iter().map(ToString::to_string).collect();
     assert_eq!(msgs.len(), 4, "{msgs:?}");
-    assert!(msgs.iter().all(|m| m.starts_with("/settings/user-0.json: ")), "{msgs:?}");
+    assert!(
+        msgs.iter()
+            .all(|m| m.starts_with("/settings/user-0.json: ")),
+        "{msgs:?}"
+    );
     assert!(msgs[0].contains("did you mean `PostToolUse`"));
     assert!(msgs[1].contains("unknown hook event `beforeShellExecution`"));
     assert!(msgs.iter().any(|m| m.contains("`id`")));
@@ -61,7 +73,9 @@ fn millisecond_timeouts_are_kept_as_seconds_with_a_warning() {
     assert_eq!(h.timeout, Some(std::time::Duration::from_secs(5000)));
     assert_eq!(c.warnings.len(), 1);
     assert!(c.warnings[0].message.contains("looks like milliseconds"));
-    let bad = common::user_hooks(json!({"Stop": [{"hooks": [{"type": "command", "command": "a", "timeout": -1}]}]}));
+    let bad = common::user_hooks(
+        json!({"Stop": [{"hooks": [{"type": "command", "command": "a", "timeout": -1}]}]}),
+    );
     assert_eq!(bad.hooks(Event::Stop)[0].handler.timeout, None);
     assert_eq!(bad.warnings.len(), 1);
 }
@@ -69,11 +83,26 @@ fn millisecond_timeouts_are_kept_as_seconds_with_a_warning() {
 #[test]
 fn default_timeouts_per_type_and_event() {
     use std::time::Duration;
-    assert_eq!(HandlerType::Command.default_timeout(Event::PreToolUse), Duration::from_secs(600));
-    assert_eq!(HandlerType::Http.default_timeout(Event::UserPromptSubmit), Duration::from_secs(30));
-    assert_eq!(HandlerType::Command.default_timeout(Event::MessageDisplay), Duration::from_secs(10));
-    assert_eq!(HandlerType::Prompt.default_timeout(Event::Stop), Duration::from_secs(30));
-    assert_eq!(HandlerType::Agent.default_timeout(Event::Stop), Duration::from_secs(60));
+    assert_eq!(
+        HandlerType::Command.default_timeout(Event::PreToolUse),
+        Duration::from_secs(600)
+    );
+    assert_eq!(
+        HandlerType::Http.default_timeout(Event::UserPromptSubmit),
+        Duration::from_secs(30)
+    );
+    assert_eq!(
+        HandlerType::Command.default_timeout(Event::MessageDisplay),
+        Duration::from_secs(10)
+    );
+    assert_eq!(
+        HandlerType::Prompt.default_timeout(Event::Stop),
+        Duration::from_secs(30)
+    );
+    assert_eq!(
+        HandlerType::Agent.default_timeout(Event::Stop),
+        Duration::from_secs(60)
+    );
 }
 
 #[test]
@@ -87,8 +116,13 @@ fn wasm_type_is_only_accepted_from_the_warden_section() {
     );
     let c = b.build();
     assert!(c.is_empty());
-    assert!(c.warnings[0].message.contains("unknown handler type \"wasm\""));
-    let c = common::wasm_plugin_config(dir.path(), "PreToolUse", "Read|Bash", json!({"timeout": 5}));
+    assert!(
+        c.warnings[0]
+            .message
+            .contains("unknown handler type \"wasm\"")
+    );
+    let c =
+        common::wasm_plugin_config(dir.path(), "PreToolUse", "Read|Bash", json!({"timeout": 5}));
     let h = &c.hooks(Event::PreToolUse)[0];
     match &h.handler.kind {
         HandlerKind::Wasm(w) => assert_eq!(w.path, dir.path().join("wasm/guard.wasm")),
@@ -115,8 +149,16 @@ fn warden_section_rejects_unknown_components_and_escaping_paths() {
 fn plugin_manifest_hooks_as_path_array_and_inline() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("hooks")).unwrap();
-    std::fs::write(dir.path().join("hooks/hooks.json"), json!({"hooks": {"Stop": [{"hooks": [cmd("default")]}]}}).to_string()).unwrap();
-    std::fs::write(dir.path().join("extra.json"), json!({"SessionStart": [{"hooks": [cmd("extra")]}]}).to_string()).unwrap();
+    std::fs::write(
+        dir.path().join("hooks/hooks.json"),
+        json!({"hooks": {"Stop": [{"hooks": [cmd("default")]}]}}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("extra.json"),
+        json!({"SessionStart": [{"hooks": [cmd("extra")]}]}).to_string(),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("broken.json"), "{ nope").unwrap();
     let manifest = json!({"hooks": [
         "./hooks/hooks.json",
@@ -167,13 +209,29 @@ fn shell_form_plugin_hook_with_user_config_does_not_run() {
 #[test]
 fn agent_frontmatter_stop_becomes_subagent_stop_and_skill_once_is_honoured() {
     let mut b = HookConfigBuilder::new();
-    b.add_agent_hooks("reviewer", None, None, &json!({"Stop": [{"hooks": [cmd("a")]}]}));
-    b.add_skill_hooks("deploy", None, None, &json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "b", "once": true}]}]}));
-    b.add_session_hooks("sdk", &json!({"Stop": [{"hooks": [{"type": "command", "command": "c", "once": true}]}]}));
+    b.add_agent_hooks(
+        "reviewer",
+        None,
+        None,
+        &json!({"Stop": [{"hooks": [cmd("a")]}]}),
+    );
+    b.add_skill_hooks(
+        "deploy",
+        None,
+        None,
+        &json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "b", "once": true}]}]}),
+    );
+    b.add_session_hooks(
+        "sdk",
+        &json!({"Stop": [{"hooks": [{"type": "command", "command": "c", "once": true}]}]}),
+    );
     let c = b.build();
     assert_eq!(c.hooks(Event::SubagentStop).len(), 1);
     assert!(c.hooks(Event::PreToolUse)[0].handler.once);
-    assert!(!c.hooks(Event::Stop)[0].handler.once, "`once` outside skills is ignored");
+    assert!(
+        !c.hooks(Event::Stop)[0].handler.once,
+        "`once` outside skills is ignored"
+    );
     assert_eq!(c.warnings.len(), 1);
 }
 
@@ -182,12 +240,19 @@ async fn skill_once_hook_runs_once() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("log");
     let mut b = HookConfigBuilder::new();
-    let h = json!({"type": "command", "command": format!("echo x >> {}", log.display()), "once": true});
+    let h =
+        json!({"type": "command", "command": format!("echo x >> {}", log.display()), "once": true});
     b.add_skill_hooks("s", None, None, &json!({"PreToolUse": [{"hooks": [h]}]}));
     let c = b.build();
     let o = common::opts(dir.path());
     for _ in 0..3 {
-        dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({})), &c, &o).await;
+        dispatch(
+            Event::PreToolUse,
+            &common::pre_tool("Bash", json!({})),
+            &c,
+            &o,
+        )
+        .await;
     }
     assert_eq!(std::fs::read_to_string(log).unwrap().lines().count(), 1);
 }
@@ -196,13 +261,20 @@ fn gated(files: &[(Scope, serde_json::Value)], add_plugin: bool) -> HookConfig {
     let dir = std::env::temp_dir();
     let mut b = HookConfigBuilder::from_settings(&common::settings(files));
     if add_plugin {
-        b.add_plugin_hooks(Arc::new(PluginContext::new("p@m", &dir, &dir)), &json!({"Stop": [{"hooks": [cmd("plugin")]}]}), "hooks.json");
+        b.add_plugin_hooks(
+            Arc::new(PluginContext::new("p@m", &dir, &dir)),
+            &json!({"Stop": [{"hooks": [cmd("plugin")]}]}),
+            "hooks.json",
+        );
     }
     b.build()
 }
 
 fn labels(c: &HookConfig) -> Vec<String> {
-    c.hooks(Event::Stop).iter().map(|h| h.handler.label()).collect()
+    c.hooks(Event::Stop)
+        .iter()
+        .map(|h| h.handler.label())
+        .collect()
 }
 
 fn hooks_of(c: &str) -> serde_json::Value {
@@ -212,46 +284,83 @@ fn hooks_of(c: &str) -> serde_json::Value {
 #[test]
 fn disable_all_hooks_from_user_file_spares_managed_hooks() {
     let c = gated(
-        &[(Scope::Managed, json!({"hooks": hooks_of("managed")})), (Scope::User, json!({"disableAllHooks": true, "hooks": hooks_of("user")}))],
+        &[
+            (Scope::Managed, json!({"hooks": hooks_of("managed")})),
+            (
+                Scope::User,
+                json!({"disableAllHooks": true, "hooks": hooks_of("user")}),
+            ),
+        ],
         true,
     );
     assert_eq!(labels(&c), vec!["managed"]);
-    assert!(c.warnings.iter().any(|w| w.message.contains("disableAllHooks")));
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.message.contains("disableAllHooks"))
+    );
 }
 
 #[test]
 fn project_false_beats_user_true() {
-    let c = gated(&[(Scope::Project, json!({"disableAllHooks": false})), (Scope::User, json!({"disableAllHooks": true, "hooks": hooks_of("user")}))], true);
+    let c = gated(
+        &[
+            (Scope::Project, json!({"disableAllHooks": false})),
+            (
+                Scope::User,
+                json!({"disableAllHooks": true, "hooks": hooks_of("user")}),
+            ),
+        ],
+        true,
+    );
     assert_eq!(labels(&c), vec!["user", "plugin"]);
 }
 
 #[test]
 fn managed_disable_all_hooks_disables_everything() {
-    let c = gated(&[(Scope::Managed, json!({"disableAllHooks": true, "hooks": hooks_of("managed")}))], true);
+    let c = gated(
+        &[(
+            Scope::Managed,
+            json!({"disableAllHooks": true, "hooks": hooks_of("managed")}),
+        )],
+        true,
+    );
     assert!(c.is_empty());
 }
 
 #[test]
 fn allow_managed_hooks_only_keeps_managed_and_force_enabled_plugins() {
     let files = [
-        (Scope::Managed, json!({"allowManagedHooksOnly": true, "hooks": hooks_of("managed")})),
+        (
+            Scope::Managed,
+            json!({"allowManagedHooksOnly": true, "hooks": hooks_of("managed")}),
+        ),
         (Scope::Project, json!({"hooks": hooks_of("project")})),
     ];
     assert_eq!(labels(&gated(&files, true)), vec!["managed"]);
     let files = [
-        (Scope::Managed, json!({"allowManagedHooksOnly": true, "enabledPlugins": {"p@m": true}, "hooks": hooks_of("managed")})),
+        (
+            Scope::Managed,
+            json!({"allowManagedHooksOnly": true, "enabledPlugins": {"p@m": true}, "hooks": hooks_of("managed")}),
+        ),
         (Scope::Project, json!({"hooks": hooks_of("project")})),
     ];
     assert_eq!(labels(&gated(&files, true)), vec!["managed", "plugin"]);
     // The key is managed-only: elsewhere it has no effect.
-    let files = [(Scope::User, json!({"allowManagedHooksOnly": true, "hooks": hooks_of("user")}))];
+    let files = [(
+        Scope::User,
+        json!({"allowManagedHooksOnly": true, "hooks": hooks_of("user")}),
+    )];
     assert_eq!(labels(&gated(&files, false)), vec!["user"]);
 }
 
 #[test]
 fn strict_plugin_only_customization_stops_settings_hooks() {
     let files = [
-        (Scope::Managed, json!({"strictPluginOnlyCustomization": ["hooks"], "hooks": hooks_of("managed")})),
+        (
+            Scope::Managed,
+            json!({"strictPluginOnlyCustomization": ["hooks"], "hooks": hooks_of("managed")}),
+        ),
         (Scope::User, json!({"hooks": hooks_of("user")})),
     ];
     assert_eq!(labels(&gated(&files, true)), vec!["managed", "plugin"]);
@@ -261,28 +370,59 @@ fn strict_plugin_only_customization_stops_settings_hooks() {
 fn allowed_http_hook_urls_gate() {
     let http = |u: &str| json!({"type": "http", "url": u});
     let hooks = json!({"Stop": [{"hooks": [http("https://Hooks.Example.com./a"), http("https://evil.test/x")]}]});
-    let c = gated(&[(Scope::User, json!({"allowedHttpHookUrls": ["https://hooks.example.com/*"], "hooks": hooks}))], false);
+    let c = gated(
+        &[(
+            Scope::User,
+            json!({"allowedHttpHookUrls": ["https://hooks.example.com/*"], "hooks": hooks}),
+        )],
+        false,
+    );
     assert_eq!(labels(&c), vec!["https://Hooks.Example.com./a"]);
-    let c = gated(&[(Scope::User, json!({"allowedHttpHookUrls": [], "hooks": {"Stop": [{"hooks": [http("https://a/")]}]}}))], false);
+    let c = gated(
+        &[(
+            Scope::User,
+            json!({"allowedHttpHookUrls": [], "hooks": {"Stop": [{"hooks": [http("https://a/")]}]}}),
+        )],
+        false,
+    );
     assert!(c.is_empty(), "[] blocks all HTTP hooks");
-    let c = gated(&[(Scope::User, json!({"hooks": {"Stop": [{"hooks": [http("https://a/")]}]}}))], false);
+    let c = gated(
+        &[(
+            Scope::User,
+            json!({"hooks": {"Stop": [{"hooks": [http("https://a/")]}]}}),
+        )],
+        false,
+    );
     assert_eq!(c.len(), 1, "unset allows any URL");
-    assert!(url_allowed("http://localhost:*/*", "http://LOCALHOST:8080/hook"));
+    assert!(url_allowed(
+        "http://localhost:*/*",
+        "http://LOCALHOST:8080/hook"
+    ));
     assert!(!url_allowed("https://a.com/*", "https://a.com.evil/x"));
 }
 
 #[test]
 fn http_env_var_allowlist_is_merged_across_files() {
     let c = gated(
-        &[(Scope::Project, json!({"httpHookAllowedEnvVars": ["A"]})), (Scope::User, json!({"httpHookAllowedEnvVars": ["B", "A"]}))],
+        &[
+            (Scope::Project, json!({"httpHookAllowedEnvVars": ["A"]})),
+            (Scope::User, json!({"httpHookAllowedEnvVars": ["B", "A"]})),
+        ],
         false,
     );
-    assert_eq!(c.http_allowed_env_vars, Some(vec!["A".to_string(), "B".to_string()]));
+    assert_eq!(
+        c.http_allowed_env_vars,
+        Some(vec!["A".to_string(), "B".to_string()])
+    );
 }
 
 #[test]
 fn source_labels() {
     let c = gated(&[(Scope::Project, json!({"hooks": hooks_of("x")}))], true);
-    let l: Vec<String> = c.hooks(Event::Stop).iter().map(|h| h.source.label()).collect();
+    let l: Vec<String> = c
+        .hooks(Event::Stop)
+        .iter()
+        .map(|h| h.source.label())
+        .collect();
     assert_eq!(l, vec!["Project Settings", "Plugin Hooks (p@m)"]);
 }

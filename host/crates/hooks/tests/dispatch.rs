@@ -36,11 +36,23 @@ async fn bash_python_and_wasm_hooks_make_the_same_decision() {
     let dir = tempfile::tempdir().unwrap();
     let bash = write(dir.path(), "guard.sh", BASH_GUARD);
     let py = write(dir.path(), "guard.py", PY_GUARD);
-    let bash_cfg = common::user_hooks(common::one_group("PreToolUse", "Bash", json!([{"type": "command", "command": format!("bash {bash}")}])));
-    let py_cfg = common::user_hooks(common::one_group("PreToolUse", "Bash", json!([{"type": "command", "command": "python3", "args": [py]}])));
-    let wasm_cfg = common::wasm_plugin_config(dir.path(), "PreToolUse", "Read|Bash", json!({"timeout": 5}));
+    let bash_cfg = common::user_hooks(common::one_group(
+        "PreToolUse",
+        "Bash",
+        json!([{"type": "command", "command": format!("bash {bash}")}]),
+    ));
+    let py_cfg = common::user_hooks(common::one_group(
+        "PreToolUse",
+        "Bash",
+        json!([{"type": "command", "command": "python3", "args": [py]}]),
+    ));
+    let wasm_cfg =
+        common::wasm_plugin_config(dir.path(), "PreToolUse", "Read|Bash", json!({"timeout": 5}));
     let opts = common::opts(dir.path()).with_wasm_runner(common::guard_runner());
-    for (cmd, expected) in [("rm -rf /", PermissionDecision::Deny), ("ls -la", PermissionDecision::Allow)] {
+    for (cmd, expected) in [
+        ("rm -rf /", PermissionDecision::Deny),
+        ("ls -la", PermissionDecision::Allow),
+    ] {
         let input = common::pre_tool("Bash", json!({"command": cmd}));
         let mut verdicts = Vec::new();
         for cfg in [&bash_cfg, &py_cfg, &wasm_cfg] {
@@ -60,22 +72,50 @@ async fn a_hanging_hook_is_killed_at_its_timeout_and_the_call_proceeds() {
     let pidfile = dir.path().join("child.pid");
     // The hook leaves a grandchild behind; the whole process group must die.
     let cmd = format!("sleep 300 & echo $! > {}; wait", pidfile.display());
-    let cfg = common::user_hooks(common::one_group("PreToolUse", "*", json!([{"type": "command", "command": cmd, "timeout": 1}])));
+    let cfg = common::user_hooks(common::one_group(
+        "PreToolUse",
+        "*",
+        json!([{"type": "command", "command": cmd, "timeout": 1}]),
+    ));
     let start = Instant::now();
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({"command": "ls"})), &cfg, &common::opts(dir.path())).await;
-    assert!(start.elapsed() < Duration::from_secs(5), "{:?}", start.elapsed());
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({"command": "ls"})),
+        &cfg,
+        &common::opts(dir.path()),
+    )
+    .await;
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
     assert_eq!(r.handlers[0].result.outcome, Outcome::Cancelled);
     assert!(!r.merged.blocked);
-    assert_eq!(r.merged.permission_verdict().decision, None, "fail open: no decision");
-    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    assert_eq!(
+        r.merged.permission_verdict().decision,
+        None,
+        "fail open: no decision"
+    );
+    let pid = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .to_string();
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let state = stat.rsplit(')').next().and_then(|s| s.split_whitespace().next()).unwrap_or("");
+        let state = stat
+            .rsplit(')')
+            .next()
+            .and_then(|s| s.split_whitespace().next())
+            .unwrap_or("");
         if stat.is_empty() || state == "Z" {
             break;
         }
-        assert!(Instant::now() < deadline, "grandchild {pid} still alive: {stat}");
+        assert!(
+            Instant::now() < deadline,
+            "grandchild {pid} still alive: {stat}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -88,11 +128,21 @@ async fn a_hanging_hook_with_on_failure_block_blocks() {
         "*",
         json!([{"type": "command", "command": "sleep 30", "timeout": 0.5, "onFailure": "block"}]),
     ));
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({"command": "ls"})), &cfg, &common::opts(dir.path())).await;
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({"command": "ls"})),
+        &cfg,
+        &common::opts(dir.path()),
+    )
+    .await;
     assert!(r.merged.blocked);
     let v = r.merged.permission_verdict();
     assert_eq!(v.decision, Some(PermissionDecision::Deny));
-    assert!(v.reason.unwrap().contains("timed out; blocking because onFailure is \"block\""));
+    assert!(
+        v.reason
+            .unwrap()
+            .contains("timed out; blocking because onFailure is \"block\"")
+    );
 }
 
 #[tokio::test]
@@ -124,9 +174,21 @@ async fn exit_127_is_a_non_blocking_error() {
             {"type": "command", "command": "definitely-not-a-program-xyz", "args": ["a"]}
         ]),
     ));
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({"command": "ls"})), &cfg, &common::opts(dir.path())).await;
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({"command": "ls"})),
+        &cfg,
+        &common::opts(dir.path()),
+    )
+    .await;
     assert_eq!(r.handlers.len(), 2);
-    assert!(r.handlers.iter().all(|h| matches!(h.result.outcome, Outcome::NonBlockingError { .. })), "{:?}", r.handlers);
+    assert!(
+        r.handlers
+            .iter()
+            .all(|h| matches!(h.result.outcome, Outcome::NonBlockingError { .. })),
+        "{:?}",
+        r.handlers
+    );
     assert!(r.handlers.iter().any(|h| h.exit_code == Some(127)));
     assert!(!r.merged.blocked);
     assert_eq!(r.merged.errors.len(), 2);
@@ -158,8 +220,18 @@ async fn plugin_variables_are_substituted_and_exported() {
         dir.path().display(),
         dir.path().join("env.sh").display()
     );
-    assert!(r.merged.additional_context.contains(&expected), "{:?}", r.merged.additional_context);
-    assert!(r.merged.additional_context.contains(&format!("[{data_s}/https://x]")), "{:?}", r.merged.additional_context);
+    assert!(
+        r.merged.additional_context.contains(&expected),
+        "{:?}",
+        r.merged.additional_context
+    );
+    assert!(
+        r.merged
+            .additional_context
+            .contains(&format!("[{data_s}/https://x]")),
+        "{:?}",
+        r.merged.additional_context
+    );
 }
 
 #[tokio::test]
@@ -169,13 +241,22 @@ async fn hook_process_environment_and_stdin() {
         {"type": "command", "command": "printf '%s %s %s %s ' \"$CLAUDECODE\" \"$CLAUDE_CODE_CHILD_SESSION\" \"$CLAUDE_CODE_SESSION_ID\" \"${OTEL_X:-none}\"; pwd; cat"}
     ]}]}));
     let mut opts = common::opts(dir.path());
-    opts.env.as_mut().unwrap().insert("OTEL_X".into(), "leak".into());
+    opts.env
+        .as_mut()
+        .unwrap()
+        .insert("OTEL_X".into(), "leak".into());
     let input = common::input(Event::UserPromptSubmit, json!({"prompt": "hi"}));
     let r = dispatch(Event::UserPromptSubmit, &input, &cfg, &opts).await;
     let ctx = &r.merged.additional_context[0];
     let cwd = std::fs::canonicalize(dir.path()).unwrap();
-    assert!(ctx.starts_with(&format!("1 1 s-1 none {}\n", cwd.display())), "{ctx}");
-    assert!(ctx.ends_with(&input.to_string()), "stdin is the input JSON: {ctx}");
+    assert!(
+        ctx.starts_with(&format!("1 1 s-1 none {}\n", cwd.display())),
+        "{ctx}"
+    );
+    assert!(
+        ctx.ends_with(&input.to_string()),
+        "stdin is the input JSON: {ctx}"
+    );
 }
 
 #[tokio::test]
@@ -195,7 +276,10 @@ async fn async_hooks_do_not_wait_and_report_later() {
     let r = dispatch(Event::PostToolUse, &input, &cfg, &opts).await;
     assert!(start.elapsed() < Duration::from_millis(250));
     assert_eq!(r.handlers[0].result.outcome, Outcome::Async);
-    let report = tokio::time::timeout(Duration::from_secs(5), rx.recv()).await.unwrap().unwrap();
+    let report = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .unwrap()
+        .unwrap();
     assert_eq!(report.system_message.as_deref(), Some("later"));
 }
 
@@ -211,9 +295,19 @@ async fn handlers_run_in_parallel() {
     }
     let cfg = common::user_hooks(common::one_group("PreToolUse", "*", Value::Array(hs)));
     let start = Instant::now();
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({})), &cfg, &common::opts(dir.path())).await;
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({})),
+        &cfg,
+        &common::opts(dir.path()),
+    )
+    .await;
     assert_eq!(r.handlers.len(), 4);
-    assert!(start.elapsed() < Duration::from_millis(1500), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_millis(1500),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[tokio::test]
@@ -222,29 +316,58 @@ async fn identical_settings_handlers_run_once_but_plugin_copies_run() {
     let log = dir.path().join("log");
     let handler = json!({"type": "command", "command": format!("echo x >> {}", log.display())});
     let hooks = json!({"hooks": common::one_group("PreToolUse", "Bash", json!([handler.clone()]))});
-    let hooks_other_matcher = json!({"hooks": common::one_group("PreToolUse", "*", json!([handler.clone()]))});
-    let settings = common::settings(&[(Scope::Project, hooks.clone()), (Scope::User, hooks_other_matcher)]);
+    let hooks_other_matcher =
+        json!({"hooks": common::one_group("PreToolUse", "*", json!([handler.clone()]))});
+    let settings = common::settings(&[
+        (Scope::Project, hooks.clone()),
+        (Scope::User, hooks_other_matcher),
+    ]);
     let mut b = HookConfigBuilder::from_settings(&settings);
-    b.add_plugin_hooks(Arc::new(PluginContext::new("p@m", dir.path(), dir.path())), &hooks, "hooks.json");
+    b.add_plugin_hooks(
+        Arc::new(PluginContext::new("p@m", dir.path(), dir.path())),
+        &hooks,
+        "hooks.json",
+    );
     let cfg = b.build();
-    dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({})), &cfg, &common::opts(dir.path())).await;
+    dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({})),
+        &cfg,
+        &common::opts(dir.path()),
+    )
+    .await;
     assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 2);
 }
 
 #[tokio::test]
 async fn stop_loop_is_capped_after_eight_consecutive_blocks() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = common::user_hooks(json!({"Stop": [{"hooks": [{"type": "command", "command": "echo more >&2; exit 2"}]}]}));
+    let cfg = common::user_hooks(
+        json!({"Stop": [{"hooks": [{"type": "command", "command": "echo more >&2; exit 2"}]}]}),
+    );
     let opts = common::opts(dir.path());
-    let input = common::input(Event::Stop, json!({"stop_hook_active": true, "last_assistant_message": "", "background_tasks": [], "session_crons": []}));
+    let input = common::input(
+        Event::Stop,
+        json!({"stop_hook_active": true, "last_assistant_message": "", "background_tasks": [], "session_crons": []}),
+    );
     for i in 0..8 {
         let r = dispatch(Event::Stop, &input, &cfg, &opts).await;
         assert!(r.merged.blocked, "block {i}");
     }
     let r = dispatch(Event::Stop, &input, &cfg, &opts).await;
     assert!(!r.merged.blocked && r.merged.stop_cap_overridden);
-    assert!(r.warnings.iter().any(|w| w.contains("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP")));
-    assert!(dispatch(Event::Stop, &input, &cfg, &opts).await.merged.blocked, "counter restarts");
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.contains("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP"))
+    );
+    assert!(
+        dispatch(Event::Stop, &input, &cfg, &opts)
+            .await
+            .merged
+            .blocked,
+        "counter restarts"
+    );
 }
 
 #[tokio::test]
@@ -257,11 +380,29 @@ async fn if_filter_runs_only_on_tool_events() {
         "UserPromptSubmit": [{"hooks": [handler]}]
     }));
     let opts = common::opts(dir.path());
-    dispatch(Event::PreToolUse, &common::pre_tool("Read", json!({"file_path": "/x"})), &cfg, &opts).await;
+    dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Read", json!({"file_path": "/x"})),
+        &cfg,
+        &opts,
+    )
+    .await;
     assert!(!log.exists(), "rule names another tool");
-    dispatch(Event::UserPromptSubmit, &common::input(Event::UserPromptSubmit, json!({"prompt": "git"})), &cfg, &opts).await;
+    dispatch(
+        Event::UserPromptSubmit,
+        &common::input(Event::UserPromptSubmit, json!({"prompt": "git"})),
+        &cfg,
+        &opts,
+    )
+    .await;
     assert!(!log.exists(), "`if` on a non-tool event never runs");
-    dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({"command": "git status"})), &cfg, &opts).await;
+    dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({"command": "git status"})),
+        &cfg,
+        &opts,
+    )
+    .await;
     assert!(log.exists());
 }
 
@@ -269,10 +410,20 @@ async fn if_filter_runs_only_on_tool_events() {
 async fn wasm_only_runs_just_the_wasm_handlers() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = common::wasm_plugin_config(dir.path(), "PreToolUse", "Bash", json!({}));
-    cfg.extend(common::user_hooks(common::one_group("PreToolUse", "*", json!([{"type": "command", "command": "exit 2"}]))));
+    cfg.extend(common::user_hooks(common::one_group(
+        "PreToolUse",
+        "*",
+        json!([{"type": "command", "command": "exit 2"}]),
+    )));
     let mut opts = common::opts(dir.path()).with_wasm_runner(common::guard_runner());
     opts.wasm_only = true;
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({"command": "ls"})), &cfg, &opts).await;
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({"command": "ls"})),
+        &cfg,
+        &opts,
+    )
+    .await;
     assert_eq!(r.handlers.len(), 1);
     assert_eq!(r.handlers[0].handler_type, HandlerType::Wasm);
     assert_eq!(r.merged.permission, Some(PermissionDecision::Allow));
@@ -295,10 +446,21 @@ impl WasmHookRunner for Hang {
 #[tokio::test]
 async fn a_hanging_wasm_runner_is_cut_off_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = common::wasm_plugin_config(dir.path(), "PreToolUse", "*", json!({"timeout": 0.3, "onFailure": "block"}));
+    let cfg = common::wasm_plugin_config(
+        dir.path(),
+        "PreToolUse",
+        "*",
+        json!({"timeout": 0.3, "onFailure": "block"}),
+    );
     let opts = common::opts(dir.path()).with_wasm_runner(Arc::new(Hang));
     let start = Instant::now();
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({})), &cfg, &opts).await;
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({})),
+        &cfg,
+        &opts,
+    )
+    .await;
     assert!(start.elapsed() < Duration::from_secs(2));
     assert!(r.merged.blocked);
 }
@@ -329,10 +491,22 @@ async fn wasm_runner_receives_the_call() {
 #[tokio::test]
 async fn session_end_hooks_share_a_short_budget() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = common::user_hooks(json!({"SessionEnd": [{"hooks": [{"type": "command", "command": "sleep 20"}]}]}));
+    let cfg = common::user_hooks(
+        json!({"SessionEnd": [{"hooks": [{"type": "command", "command": "sleep 20"}]}]}),
+    );
     let start = Instant::now();
-    let r = dispatch(Event::SessionEnd, &common::input(Event::SessionEnd, json!({"reason": "other"})), &cfg, &common::opts(dir.path())).await;
-    assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
+    let r = dispatch(
+        Event::SessionEnd,
+        &common::input(Event::SessionEnd, json!({"reason": "other"})),
+        &cfg,
+        &common::opts(dir.path()),
+    )
+    .await;
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        start.elapsed()
+    );
     assert_eq!(r.handlers[0].result.outcome, Outcome::Cancelled);
 }
 
@@ -349,10 +523,24 @@ async fn unsupported_handler_types_are_skipped() {
         ]),
     ));
     assert_eq!(cfg.warnings.len(), 3);
-    assert!(cfg.warnings[0].message.contains("unsupported until MCP support lands"));
+    assert!(
+        cfg.warnings[0]
+            .message
+            .contains("unsupported until MCP support lands")
+    );
     assert!(cfg.warnings[1].message.contains("need a model"));
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({})), &cfg, &common::opts(dir.path())).await;
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({})),
+        &cfg,
+        &common::opts(dir.path()),
+    )
+    .await;
     assert_eq!(r.handlers.len(), 3);
-    assert!(r.handlers.iter().all(|h| matches!(h.result.outcome, Outcome::Skipped { .. })));
+    assert!(
+        r.handlers
+            .iter()
+            .all(|h| matches!(h.result.outcome, Outcome::Skipped { .. }))
+    );
     assert_eq!(r.merged, MergedResult::empty(Event::PreToolUse));
 }

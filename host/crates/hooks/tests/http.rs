@@ -20,7 +20,9 @@ async fn server(status: u16, body: &'static str) -> (String, Seen) {
     let s2 = seen.clone();
     tokio::spawn(async move {
         loop {
-            let Ok((mut sock, _)) = listener.accept().await else { return };
+            let Ok((mut sock, _)) = listener.accept().await else {
+                return;
+            };
             let seen = s2.clone();
             tokio::spawn(async move {
                 let mut buf = Vec::new();
@@ -35,7 +37,11 @@ async fn server(status: u16, body: &'static str) -> (String, Seen) {
                         let head = String::from_utf8_lossy(&buf[..i]).to_string();
                         let len = head
                             .lines()
-                            .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap()))
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length:")
+                                    .map(|v| v.trim().parse::<usize>().unwrap())
+                            })
                             .unwrap_or(0);
                         buf.drain(..i + 4);
                         break (head, len);
@@ -48,8 +54,14 @@ async fn server(status: u16, body: &'static str) -> (String, Seen) {
                     }
                     buf.extend_from_slice(&chunk[..n]);
                 }
-                seen.0.lock().unwrap().push((head, String::from_utf8_lossy(&buf).to_string()));
-                let resp = format!("HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}", body.len());
+                seen.0
+                    .lock()
+                    .unwrap()
+                    .push((head, String::from_utf8_lossy(&buf).to_string()));
+                let resp = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
                 let _ = sock.write_all(resp.as_bytes()).await;
             });
         }
@@ -75,21 +87,37 @@ async fn posts_input_json_and_applies_the_decision() {
     let dir = tempfile::tempdir().unwrap();
     let mut o = common::opts(dir.path());
     let env = o.env.as_mut().unwrap();
-    for (k, v) in [("TOKEN", "t0k"), ("OTHER", "o"), ("SECRET", "s"), ("HIDDEN", "h")] {
+    for (k, v) in [
+        ("TOKEN", "t0k"),
+        ("OTHER", "o"),
+        ("SECRET", "s"),
+        ("HIDDEN", "h"),
+    ] {
         env.insert(k.into(), v.into());
     }
     let input = common::pre_tool("Bash", json!({"command": "ls"}));
     let r = dispatch(Event::PreToolUse, &input, &c, &o).await;
     let v = r.merged.permission_verdict();
-    assert_eq!((v.decision, v.reason.as_deref()), (Some(PermissionDecision::Deny), Some("remote")));
+    assert_eq!(
+        (v.decision, v.reason.as_deref()),
+        (Some(PermissionDecision::Deny), Some("remote"))
+    );
     let (head, body) = seen.0.lock().unwrap()[0].clone();
     assert!(head.starts_with("POST /hook HTTP/1.1"));
     let lower = head.to_ascii_lowercase();
     assert!(lower.contains("content-type: application/json"));
     assert!(head.contains("Bearer t0k"), "{head}");
     // OTHER is allowed globally but not by the hook; SECRET by the hook but not globally.
-    assert!(lower.contains("x-other: -\r\n") || lower.ends_with("x-other: -"), "{head}");
-    assert!(lower.contains("x-not-listed: \r\n") || lower.ends_with("x-not-listed: ") || lower.contains("x-not-listed:\r\n"), "{head}");
+    assert!(
+        lower.contains("x-other: -\r\n") || lower.ends_with("x-other: -"),
+        "{head}"
+    );
+    assert!(
+        lower.contains("x-not-listed: \r\n")
+            || lower.ends_with("x-not-listed: ")
+            || lower.contains("x-not-listed:\r\n"),
+        "{head}"
+    );
     assert_eq!(body, input.to_string());
 }
 
@@ -97,7 +125,13 @@ async fn outcome_for(status: u16, body: &'static str) -> Outcome {
     let (url, _) = server(status, body).await;
     let c = cfg(json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "http", "url": url}]}]}}));
     let dir = tempfile::tempdir().unwrap();
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({})), &c, &common::opts(dir.path())).await;
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({})),
+        &c,
+        &common::opts(dir.path()),
+    )
+    .await;
     r.handlers[0].result.outcome.clone()
 }
 
@@ -105,10 +139,31 @@ async fn outcome_for(status: u16, body: &'static str) -> Outcome {
 async fn response_handling_rows() {
     assert_eq!(outcome_for(200, "").await, Outcome::Success, "2xx empty");
     assert_eq!(outcome_for(204, "").await, Outcome::Success);
-    assert!(matches!(outcome_for(200, "plain words").await, Outcome::NonBlockingError { .. }), "2xx other body");
-    assert!(matches!(outcome_for(200, r#"{"continue": "x"}"#).await, Outcome::NonBlockingError { .. }), "2xx invalid JSON schema");
-    assert!(matches!(outcome_for(500, "").await, Outcome::NonBlockingError { .. }), "non-2xx");
-    assert!(matches!(outcome_for(403, r#"{"decision":"block"}"#).await, Outcome::NonBlockingError { .. }), "status alone cannot block");
+    assert!(
+        matches!(
+            outcome_for(200, "plain words").await,
+            Outcome::NonBlockingError { .. }
+        ),
+        "2xx other body"
+    );
+    assert!(
+        matches!(
+            outcome_for(200, r#"{"continue": "x"}"#).await,
+            Outcome::NonBlockingError { .. }
+        ),
+        "2xx invalid JSON schema"
+    );
+    assert!(
+        matches!(outcome_for(500, "").await, Outcome::NonBlockingError { .. }),
+        "non-2xx"
+    );
+    assert!(
+        matches!(
+            outcome_for(403, r#"{"decision":"block"}"#).await,
+            Outcome::NonBlockingError { .. }
+        ),
+        "status alone cannot block"
+    );
 }
 
 #[tokio::test]
@@ -121,9 +176,17 @@ async fn timeout_cancels_without_decision() {
             held.push(s);
         }
     });
-    let c = cfg(json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "http", "url": url, "timeout": 0.5}]}]}}));
+    let c = cfg(
+        json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "http", "url": url, "timeout": 0.5}]}]}}),
+    );
     let dir = tempfile::tempdir().unwrap();
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({})), &c, &common::opts(dir.path())).await;
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({})),
+        &c,
+        &common::opts(dir.path()),
+    )
+    .await;
     assert_eq!(r.handlers[0].result.outcome, Outcome::Cancelled);
     assert!(!r.merged.blocked);
 }
@@ -131,9 +194,17 @@ async fn timeout_cancels_without_decision() {
 #[tokio::test]
 async fn disallowed_url_never_gets_a_request() {
     let (url, seen) = server(200, "").await;
-    let c = cfg(json!({"allowedHttpHookUrls": ["https://only.example/*"], "hooks": {"PreToolUse": [{"hooks": [{"type": "http", "url": url}]}]}}));
+    let c = cfg(
+        json!({"allowedHttpHookUrls": ["https://only.example/*"], "hooks": {"PreToolUse": [{"hooks": [{"type": "http", "url": url}]}]}}),
+    );
     assert!(c.is_empty());
     let dir = tempfile::tempdir().unwrap();
-    dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({})), &c, &common::opts(dir.path())).await;
+    dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({})),
+        &c,
+        &common::opts(dir.path()),
+    )
+    .await;
     assert!(seen.0.lock().unwrap().is_empty());
 }

@@ -15,7 +15,12 @@ fn narrow(s: &str) -> Matcher {
 
 #[test]
 fn absent_empty_and_star_match_everything() {
-    for matcher in [Matcher::from_json(None, false).unwrap(), m(""), m("*"), Matcher::from_json(Some(&json!(null)), false).unwrap()] {
+    for matcher in [
+        Matcher::from_json(None, false).unwrap(),
+        m(""),
+        m("*"),
+        Matcher::from_json(Some(&json!(null)), false).unwrap(),
+    ] {
         assert!(matcher.matches("Bash"));
         assert!(matcher.matches("mcp__x__y"));
         assert!(matcher.matches(""));
@@ -28,7 +33,10 @@ fn exact_set_splits_on_pipe_and_equals() {
     assert!(matches!(x, Matcher::Exact(_)));
     assert!(x.matches("Edit"));
     assert!(x.matches("Write"));
-    assert!(!x.matches("NotebookEdit"), "exact list is equality, not substring");
+    assert!(
+        !x.matches("NotebookEdit"),
+        "exact list is equality, not substring"
+    );
     assert!(!x.matches("Edi"));
 }
 
@@ -52,7 +60,10 @@ fn other_characters_make_an_unanchored_regex() {
     let x = m("Edit.*");
     assert!(matches!(x, Matcher::Regex(_)));
     assert!(x.matches("Edit"));
-    assert!(x.matches("NotebookEdit"), "unanchored: RegExp.prototype.test");
+    assert!(
+        x.matches("NotebookEdit"),
+        "unanchored: RegExp.prototype.test"
+    );
     let anchored = m("^Edit$");
     assert!(anchored.matches("Edit"));
     assert!(!anchored.matches("NotebookEdit"));
@@ -96,7 +107,10 @@ fn plugin_agent_types_with_colon_take_the_regex_path() {
     let unanchored = m("my-plugin:reviewer");
     assert!(matches!(unanchored, Matcher::Regex(_)));
     assert!(unanchored.matches("my-plugin:reviewer"));
-    assert!(unanchored.matches("my-plugin:reviewer-2"), "unanchored regex");
+    assert!(
+        unanchored.matches("my-plugin:reviewer-2"),
+        "unanchored regex"
+    );
     let anchored = m("^my-plugin:reviewer$");
     assert!(!anchored.matches("my-plugin:reviewer-2"));
 }
@@ -118,10 +132,19 @@ fn invalid_regex_and_object_matchers_skip_the_group_with_a_warning() {
     ]});
     let c = common::user_hooks(hooks);
     assert_eq!(c.hooks(Event::PostToolUse).len(), 1);
-    assert_eq!(c.hooks(Event::PostToolUse)[0].matcher_text.as_deref(), Some("Edit|Write"));
+    assert_eq!(
+        c.hooks(Event::PostToolUse)[0].matcher_text.as_deref(),
+        Some("Edit|Write")
+    );
     assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
-    assert!(c.warnings[0].message.contains("Write(docs/**)") && c.warnings[0].message.contains("Nothing to repeat"));
-    assert!(c.warnings[0].origin.ends_with(".json"), "warnings name the file");
+    assert!(
+        c.warnings[0].message.contains("Write(docs/**)")
+            && c.warnings[0].message.contains("Nothing to repeat")
+    );
+    assert!(
+        c.warnings[0].origin.ends_with(".json"),
+        "warnings name the file"
+    );
     assert!(c.warnings[1].message.contains("must be a string"));
 }
 
@@ -142,9 +165,18 @@ async fn matcher_on_event_without_matcher_support_is_ignored() {
         json!([{ "type": "command", "command": format!("touch {}", out.display()) }]),
     );
     let c = common::user_hooks(hooks);
-    assert!(c.warnings.is_empty(), "no warning: the matcher is ignored, not compiled");
+    assert!(
+        c.warnings.is_empty(),
+        "no warning: the matcher is ignored, not compiled"
+    );
     let input = common::input(Event::UserPromptSubmit, json!({"prompt": "hi"}));
-    dispatch(Event::UserPromptSubmit, &input, &c, &common::opts(dir.path())).await;
+    dispatch(
+        Event::UserPromptSubmit,
+        &input,
+        &c,
+        &common::opts(dir.path()),
+    )
+    .await;
     assert!(out.exists());
 }
 
@@ -158,7 +190,10 @@ async fn file_changed_matches_the_basename() {
         json!([{ "type": "command", "command": format!("echo x >> {}", out.display()) }]),
     );
     let c = common::user_hooks(hooks);
-    let input = common::input(Event::FileChanged, json!({"file_path": "/proj/sub/.envrc", "event": "change"}));
+    let input = common::input(
+        Event::FileChanged,
+        json!({"file_path": "/proj/sub/.envrc", "event": "change"}),
+    );
     dispatch(Event::FileChanged, &input, &c, &common::opts(dir.path())).await;
     assert!(out.exists());
 }

@@ -10,29 +10,50 @@ fn block(event: Event, raw: RawOutcome) -> Classified {
 }
 
 fn is_fail_closed(c: &Classified) -> bool {
-    matches!(&c.outcome, Outcome::Blocking { fail_closed: true, .. })
+    matches!(
+        &c.outcome,
+        Outcome::Blocking {
+            fail_closed: true,
+            ..
+        }
+    )
 }
 
 #[test]
 fn cannot_start_is_a_failure() {
-    assert!(is_fail_closed(&block(Event::PreToolUse, RawOutcome::error("ENOENT"))));
+    assert!(is_fail_closed(&block(
+        Event::PreToolUse,
+        RawOutcome::error("ENOENT")
+    )));
 }
 
 #[test]
 fn exit_other_than_0_or_2_is_a_failure_even_with_allow_json() {
     let allow = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}});
-    let c = block(Event::PreToolUse, RawOutcome::exited(1, allow.to_string(), ""));
+    let c = block(
+        Event::PreToolUse,
+        RawOutcome::exited(1, allow.to_string(), ""),
+    );
     assert!(is_fail_closed(&c));
     let m = merge(Event::PreToolUse, &json!({}), &[c], None);
-    assert_eq!(m.permission_verdict().decision, Some(PermissionDecision::Deny));
+    assert_eq!(
+        m.permission_verdict().decision,
+        Some(PermissionDecision::Deny)
+    );
 }
 
 #[test]
 fn timeout_is_a_failure_with_its_own_message() {
     let c = block(Event::PreToolUse, RawOutcome::timed_out());
     match c.outcome {
-        Outcome::Blocking { reason, fail_closed: true } => {
-            assert_eq!(reason, "[guard.sh]: timed out; blocking because onFailure is \"block\"")
+        Outcome::Blocking {
+            reason,
+            fail_closed: true,
+        } => {
+            assert_eq!(
+                reason,
+                "[guard.sh]: timed out; blocking because onFailure is \"block\""
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -40,12 +61,24 @@ fn timeout_is_a_failure_with_its_own_message() {
 
 #[test]
 fn unparseable_or_schema_invalid_json_is_a_failure() {
-    assert!(is_fail_closed(&block(Event::PreToolUse, RawOutcome::exited(0, "{oops", ""))));
+    assert!(is_fail_closed(&block(
+        Event::PreToolUse,
+        RawOutcome::exited(0, "{oops", "")
+    )));
     let bad = json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "perhaps"}});
-    let c = block(Event::PreToolUse, RawOutcome::exited(0, bad.to_string(), ""));
+    let c = block(
+        Event::PreToolUse,
+        RawOutcome::exited(0, bad.to_string(), ""),
+    );
     match c.outcome {
-        Outcome::Blocking { reason, fail_closed: true } => {
-            assert_eq!(reason, "[guard.sh]: failed; blocking because onFailure is \"block\"")
+        Outcome::Blocking {
+            reason,
+            fail_closed: true,
+        } => {
+            assert_eq!(
+                reason,
+                "[guard.sh]: failed; blocking because onFailure is \"block\""
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -53,23 +86,45 @@ fn unparseable_or_schema_invalid_json_is_a_failure() {
 
 #[test]
 fn plain_text_stdout_is_not_a_failure() {
-    assert_eq!(block(Event::PreToolUse, RawOutcome::exited(0, "all good", "")).outcome, Outcome::Success);
-    assert_eq!(block(Event::PreToolUse, RawOutcome::exited(0, "", "")).outcome, Outcome::Success);
+    assert_eq!(
+        block(Event::PreToolUse, RawOutcome::exited(0, "all good", "")).outcome,
+        Outcome::Success
+    );
+    assert_eq!(
+        block(Event::PreToolUse, RawOutcome::exited(0, "", "")).outcome,
+        Outcome::Success
+    );
 }
 
 #[test]
 fn exit_2_is_unchanged() {
     let c = block(Event::PreToolUse, RawOutcome::exited(2, "", "nope"));
-    assert_eq!(c.outcome, Outcome::Blocking { reason: "nope".into(), fail_closed: false });
+    assert_eq!(
+        c.outcome,
+        Outcome::Blocking {
+            reason: "nope".into(),
+            fail_closed: false
+        }
+    );
 }
 
 #[test]
 fn failure_behaves_as_exit_2_on_the_event() {
     // Blocks where exit 2 blocks…
-    let m = merge(Event::UserPromptSubmit, &json!({}), &[block(Event::UserPromptSubmit, RawOutcome::error("x"))], None);
+    let m = merge(
+        Event::UserPromptSubmit,
+        &json!({}),
+        &[block(Event::UserPromptSubmit, RawOutcome::error("x"))],
+        None,
+    );
     assert!(m.blocked);
     // …and is feedback where exit 2 is feedback.
-    let m = merge(Event::PostToolUse, &json!({}), &[block(Event::PostToolUse, RawOutcome::error("x"))], None);
+    let m = merge(
+        Event::PostToolUse,
+        &json!({}),
+        &[block(Event::PostToolUse, RawOutcome::error("x"))],
+        None,
+    );
     assert!(!m.blocked);
     assert_eq!(m.feedback.len(), 1);
 }
@@ -86,15 +141,36 @@ fn permission_request_is_denied() {
 
 #[test]
 fn no_effect_on_stop_subagent_stop_task_completed_teammate_idle() {
-    for e in [Event::Stop, Event::SubagentStop, Event::TaskCompleted, Event::TeammateIdle] {
-        assert_eq!(block(e, RawOutcome::timed_out()).outcome, Outcome::Cancelled, "{e}");
-        assert!(matches!(block(e, RawOutcome::exited(1, "", "x")).outcome, Outcome::NonBlockingError { .. }), "{e}");
+    for e in [
+        Event::Stop,
+        Event::SubagentStop,
+        Event::TaskCompleted,
+        Event::TeammateIdle,
+    ] {
+        assert_eq!(
+            block(e, RawOutcome::timed_out()).outcome,
+            Outcome::Cancelled,
+            "{e}"
+        );
+        assert!(
+            matches!(
+                block(e, RawOutcome::exited(1, "", "x")).outcome,
+                Outcome::NonBlockingError { .. }
+            ),
+            "{e}"
+        );
     }
 }
 
 #[test]
 fn continue_is_the_default() {
-    let c = classify_raw(Event::PreToolUse, &RawOutcome::timed_out(), OnFailure::Continue, "x", None);
+    let c = classify_raw(
+        Event::PreToolUse,
+        &RawOutcome::timed_out(),
+        OnFailure::Continue,
+        "x",
+        None,
+    );
     assert_eq!(c.outcome, Outcome::Cancelled);
 }
 
@@ -107,7 +183,13 @@ async fn no_effect_on_async_hooks() {
         json!([{ "type": "command", "command": "exit 1", "async": true, "onFailure": "block" }]),
     );
     let c = common::user_hooks(hooks);
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({"command": "ls"})), &c, &common::opts(dir.path())).await;
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({"command": "ls"})),
+        &c,
+        &common::opts(dir.path()),
+    )
+    .await;
     assert!(!r.merged.blocked);
     assert_eq!(r.handlers[0].result.outcome, Outcome::Async);
 }
@@ -125,6 +207,12 @@ async fn http_failures_fail_closed() {
         json!([{ "type": "http", "url": format!("http://127.0.0.1:{port}/hook"), "onFailure": "block", "timeout": 5 }]),
     );
     let c = common::user_hooks(hooks);
-    let r = dispatch(Event::PreToolUse, &common::pre_tool("Bash", json!({"command": "ls"})), &c, &common::opts(dir.path())).await;
+    let r = dispatch(
+        Event::PreToolUse,
+        &common::pre_tool("Bash", json!({"command": "ls"})),
+        &c,
+        &common::opts(dir.path()),
+    )
+    .await;
     assert!(r.merged.blocked, "{:?}", r.handlers);
 }

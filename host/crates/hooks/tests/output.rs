@@ -7,7 +7,13 @@ use serde_json::{Value, json};
 use warden_hooks::*;
 
 fn run(event: Event, code: i32, stdout: &str, stderr: &str) -> Classified {
-    classify_raw(event, &RawOutcome::exited(code, stdout, stderr), OnFailure::Continue, "hook.sh", None)
+    classify_raw(
+        event,
+        &RawOutcome::exited(code, stdout, stderr),
+        OnFailure::Continue,
+        "hook.sh",
+        None,
+    )
 }
 
 fn merged(event: Event, results: &[Classified]) -> MergedResult {
@@ -15,7 +21,8 @@ fn merged(event: Event, results: &[Classified]) -> MergedResult {
 }
 
 fn pre_allow() -> String {
-    json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}}).to_string()
+    json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}})
+        .to_string()
 }
 
 // --- stdout classification ---
@@ -48,9 +55,17 @@ fn json_arrays_and_strings_are_plain_text() {
 
 #[test]
 fn exit_0_plain_stdout_is_context_only_on_prompt_and_session_start_events() {
-    for e in [Event::UserPromptSubmit, Event::UserPromptExpansion, Event::SessionStart] {
+    for e in [
+        Event::UserPromptSubmit,
+        Event::UserPromptExpansion,
+        Event::SessionStart,
+    ] {
         let m = merged(e, &[run(e, 0, "remember this", "")]);
-        assert_eq!(m.additional_context, vec!["remember this".to_string()], "{e}");
+        assert_eq!(
+            m.additional_context,
+            vec!["remember this".to_string()],
+            "{e}"
+        );
     }
     for e in [Event::PreToolUse, Event::PostToolUse, Event::Stop] {
         let m = merged(e, &[run(e, 0, "debug noise", "")]);
@@ -61,7 +76,10 @@ fn exit_0_plain_stdout_is_context_only_on_prompt_and_session_start_events() {
 
 #[test]
 fn exit_0_json_is_applied() {
-    let m = merged(Event::PreToolUse, &[run(Event::PreToolUse, 0, &pre_allow(), "")]);
+    let m = merged(
+        Event::PreToolUse,
+        &[run(Event::PreToolUse, 0, &pre_allow(), "")],
+    );
     assert_eq!(m.permission, Some(PermissionDecision::Allow));
 }
 
@@ -79,16 +97,25 @@ fn exit_0_schema_invalid_json_is_a_non_blocking_error() {
 #[test]
 fn hook_event_name_is_required_and_must_match() {
     let missing = json!({"hookSpecificOutput": {"permissionDecision": "deny"}}).to_string();
-    assert!(matches!(run(Event::PreToolUse, 0, &missing, "").outcome, Outcome::NonBlockingError { .. }));
+    assert!(matches!(
+        run(Event::PreToolUse, 0, &missing, "").outcome,
+        Outcome::NonBlockingError { .. }
+    ));
     let wrong = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse"}}).to_string();
-    assert!(matches!(run(Event::PreToolUse, 0, &wrong, "").outcome, Outcome::NonBlockingError { .. }));
+    assert!(matches!(
+        run(Event::PreToolUse, 0, &wrong, "").outcome,
+        Outcome::NonBlockingError { .. }
+    ));
 }
 
 // --- exit 2 ---
 
 #[test]
 fn exit_2_blocks_on_events_that_can_block_with_stderr_as_reason() {
-    for e in Event::ALL.into_iter().filter(|e| e.can_block() && *e != Event::PermissionRequest) {
+    for e in Event::ALL
+        .into_iter()
+        .filter(|e| e.can_block() && *e != Event::PermissionRequest)
+    {
         let m = merged(e, &[run(e, 2, "", "not allowed\n")]);
         assert!(m.blocked, "{e}");
         assert_eq!(m.block_reasons, vec!["not allowed".to_string()], "{e}");
@@ -97,7 +124,12 @@ fn exit_2_blocks_on_events_that_can_block_with_stderr_as_reason() {
 
 #[test]
 fn exit_2_on_events_that_cannot_block_is_feedback_not_a_block() {
-    for e in [Event::PostToolUse, Event::SessionStart, Event::Notification, Event::SessionEnd] {
+    for e in [
+        Event::PostToolUse,
+        Event::SessionStart,
+        Event::Notification,
+        Event::SessionEnd,
+    ] {
         let m = merged(e, &[run(e, 2, "", "look at this")]);
         assert!(!m.blocked, "{e}");
         assert_eq!(m.feedback, vec!["look at this".to_string()]);
@@ -110,11 +142,21 @@ fn exit_2_blocks_even_if_json_says_allow_and_json_is_still_read() {
         "systemMessage": "read me",
         "hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "permissionDecisionReason": "json reason"}
     });
-    let m = merged(Event::PreToolUse, &[run(Event::PreToolUse, 2, &out.to_string(), "stderr reason")]);
+    let m = merged(
+        Event::PreToolUse,
+        &[run(Event::PreToolUse, 2, &out.to_string(), "stderr reason")],
+    );
     assert!(m.blocked);
-    assert_eq!(m.block_reasons, vec!["json reason".to_string()], "JSON reason preferred over stderr");
+    assert_eq!(
+        m.block_reasons,
+        vec!["json reason".to_string()],
+        "JSON reason preferred over stderr"
+    );
     assert_eq!(m.system_messages, vec!["read me".to_string()]);
-    assert_eq!(m.permission_verdict().decision, Some(PermissionDecision::Deny));
+    assert_eq!(
+        m.permission_verdict().decision,
+        Some(PermissionDecision::Deny)
+    );
 }
 
 #[test]
@@ -126,8 +168,12 @@ fn exit_2_with_invalid_json_still_blocks_with_stderr() {
 
 #[test]
 fn exit_2_on_elicitation_ignores_hook_specific_output() {
-    let out = json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept"}}).to_string();
-    let m = merged(Event::Elicitation, &[run(Event::Elicitation, 2, &out, "no")]);
+    let out = json!({"hookSpecificOutput": {"hookEventName": "Elicitation", "action": "accept"}})
+        .to_string();
+    let m = merged(
+        Event::Elicitation,
+        &[run(Event::Elicitation, 2, &out, "no")],
+    );
     assert!(m.blocked);
     assert!(m.hook_specific.is_empty());
 }
@@ -150,7 +196,10 @@ fn other_exit_with_plain_or_empty_or_invalid_output_is_a_non_blocking_error() {
         let c = run(Event::PreToolUse, 1, stdout, "first line\nsecond line");
         match &c.outcome {
             Outcome::NonBlockingError { message } => {
-                assert!(message.contains("Failed with non-blocking status code: first line"), "{message}");
+                assert!(
+                    message.contains("Failed with non-blocking status code: first line"),
+                    "{message}"
+                );
                 assert!(!message.contains("second line"));
             }
             other => panic!("{other:?}"),
@@ -161,7 +210,13 @@ fn other_exit_with_plain_or_empty_or_invalid_output_is_a_non_blocking_error() {
 
 #[test]
 fn a_hook_that_cannot_start_is_a_non_blocking_error() {
-    let c = classify_raw(Event::PreToolUse, &RawOutcome::error("No such file"), OnFailure::Continue, "x", None);
+    let c = classify_raw(
+        Event::PreToolUse,
+        &RawOutcome::error("No such file"),
+        OnFailure::Continue,
+        "x",
+        None,
+    );
     assert!(matches!(c.outcome, Outcome::NonBlockingError { .. }));
     let c127 = run(Event::PreToolUse, 127, "", "sh: 1: nope: not found");
     assert!(matches!(c127.outcome, Outcome::NonBlockingError { .. }));
@@ -169,9 +224,17 @@ fn a_hook_that_cannot_start_is_a_non_blocking_error() {
 
 #[test]
 fn worktree_create_fails_on_any_non_zero_exit_and_takes_the_last_stdout_line() {
-    let m = merged(Event::WorktreeCreate, &[run(Event::WorktreeCreate, 1, "", "cannot")]);
+    let m = merged(
+        Event::WorktreeCreate,
+        &[run(Event::WorktreeCreate, 1, "", "cannot")],
+    );
     assert!(m.blocked);
-    let ok = run(Event::WorktreeCreate, 0, "creating…\n\x1b[32m/tmp/wt\x1b[0m\n\n", "");
+    let ok = run(
+        Event::WorktreeCreate,
+        0,
+        "creating…\n\x1b[32m/tmp/wt\x1b[0m\n\n",
+        "",
+    );
     let m = merged(Event::WorktreeCreate, &[ok]);
     assert_eq!(m.worktree_path.as_deref(), Some("/tmp/wt"));
     let (out, code, _) = to_cc_output(&m, Event::WorktreeCreate);
@@ -180,7 +243,13 @@ fn worktree_create_fails_on_any_non_zero_exit_and_takes_the_last_stdout_line() {
 
 #[test]
 fn timed_out_hooks_give_no_decision() {
-    let c = classify_raw(Event::PreToolUse, &RawOutcome::timed_out(), OnFailure::Continue, "x", None);
+    let c = classify_raw(
+        Event::PreToolUse,
+        &RawOutcome::timed_out(),
+        OnFailure::Continue,
+        "x",
+        None,
+    );
     assert_eq!(c.outcome, Outcome::Cancelled);
     let m = merged(Event::PreToolUse, &[c]);
     assert!(!m.blocked && m.permission.is_none());
@@ -195,11 +264,19 @@ fn output_strings_are_capped_at_10000_characters_with_spill_file() {
     let capped = cap_text(&long, Some(dir.path()));
     assert!(capped.chars().count() <= MAX_OUTPUT_CHARS);
     assert!(capped.contains("25000 characters"));
-    let spilled = std::fs::read_dir(dir.path()).unwrap().next().unwrap().unwrap().path();
+    let spilled = std::fs::read_dir(dir.path())
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     assert_eq!(std::fs::read_to_string(spilled).unwrap(), long);
     assert_eq!(cap_text("short", None), "short");
     let ctx = json!({"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "x".repeat(20_000)}});
-    let m = merged(Event::PostToolUse, &[run(Event::PostToolUse, 0, &ctx.to_string(), "")]);
+    let m = merged(
+        Event::PostToolUse,
+        &[run(Event::PostToolUse, 0, &ctx.to_string(), "")],
+    );
     assert!(m.additional_context[0].chars().count() <= MAX_OUTPUT_CHARS);
 }
 
@@ -208,7 +285,10 @@ fn output_strings_are_capped_at_10000_characters_with_spill_file() {
 #[test]
 fn continue_false_and_stop_reason_and_system_message() {
     let out = json!({"continue": false, "stopReason": "halt", "systemMessage": "warn user", "suppressOutput": true});
-    let m = merged(Event::PostToolUse, &[run(Event::PostToolUse, 0, &out.to_string(), "")]);
+    let m = merged(
+        Event::PostToolUse,
+        &[run(Event::PostToolUse, 0, &out.to_string(), "")],
+    );
     assert!(!m.continue_);
     assert_eq!(m.stop_reasons, vec!["halt".to_string()]);
     assert_eq!(m.system_messages, vec!["warn user".to_string()]);
@@ -220,8 +300,15 @@ fn continue_false_and_stop_reason_and_system_message() {
 
 #[test]
 fn universal_fields_are_type_checked() {
-    for bad in [json!({"continue": "no"}), json!({"systemMessage": 3}), json!({"decision": "maybe"})] {
-        assert!(validate_output(Event::Stop, bad.as_object().unwrap()).is_err(), "{bad}");
+    for bad in [
+        json!({"continue": "no"}),
+        json!({"systemMessage": 3}),
+        json!({"decision": "maybe"}),
+    ] {
+        assert!(
+            validate_output(Event::Stop, bad.as_object().unwrap()).is_err(),
+            "{bad}"
+        );
     }
 }
 
@@ -243,7 +330,11 @@ fn top_level_decision_block_blocks_the_decision_events() {
         let m = merged(e, &[run(e, 0, &out, "")]);
         assert!(m.blocked, "{e}");
         let (v, code, _) = to_cc_output(&m, e);
-        assert_eq!((v["decision"].clone(), v["reason"].clone(), code), (json!("block"), json!("because"), 0), "{e}");
+        assert_eq!(
+            (v["decision"].clone(), v["reason"].clone(), code),
+            (json!("block"), json!("because"), 0),
+            "{e}"
+        );
     }
 }
 
@@ -259,7 +350,12 @@ fn post_tool_use_block_is_rendered_as_decision_for_claude() {
 fn config_change_from_policy_settings_cannot_block() {
     let out = json!({"decision": "block", "reason": "no"}).to_string();
     let r = run(Event::ConfigChange, 0, &out, "");
-    let m = merge(Event::ConfigChange, &json!({"source": "policy_settings"}), &[r], None);
+    let m = merge(
+        Event::ConfigChange,
+        &json!({"source": "policy_settings"}),
+        &[r],
+        None,
+    );
     assert!(!m.blocked);
 }
 
@@ -285,7 +381,12 @@ fn pre_tool_use_decisions_merge_most_restrictive_first() {
             "",
         )
     };
-    let order = [("allow", PermissionDecision::Allow), ("ask", PermissionDecision::Ask), ("defer", PermissionDecision::Defer), ("deny", PermissionDecision::Deny)];
+    let order = [
+        ("allow", PermissionDecision::Allow),
+        ("ask", PermissionDecision::Ask),
+        ("defer", PermissionDecision::Defer),
+        ("deny", PermissionDecision::Deny),
+    ];
     for (i, (hi, expected)) in order.iter().enumerate() {
         for (lo, _) in &order[..i] {
             let m = merged(Event::PreToolUse, &[d(hi, "hi"), d(lo, "lo")]);
@@ -299,11 +400,27 @@ fn pre_tool_use_decisions_merge_most_restrictive_first() {
 
 #[test]
 fn deprecated_pre_tool_use_decision_values_are_mapped() {
-    let approve = run(Event::PreToolUse, 0, &json!({"decision": "approve", "reason": "ok"}).to_string(), "");
-    assert_eq!(merged(Event::PreToolUse, &[approve]).permission, Some(PermissionDecision::Allow));
-    let block = run(Event::PreToolUse, 0, &json!({"decision": "block", "reason": "no"}).to_string(), "");
+    let approve = run(
+        Event::PreToolUse,
+        0,
+        &json!({"decision": "approve", "reason": "ok"}).to_string(),
+        "",
+    );
+    assert_eq!(
+        merged(Event::PreToolUse, &[approve]).permission,
+        Some(PermissionDecision::Allow)
+    );
+    let block = run(
+        Event::PreToolUse,
+        0,
+        &json!({"decision": "block", "reason": "no"}).to_string(),
+        "",
+    );
     let m = merged(Event::PreToolUse, &[block]);
-    assert_eq!(m.permission_verdict().decision, Some(PermissionDecision::Deny));
+    assert_eq!(
+        m.permission_verdict().decision,
+        Some(PermissionDecision::Deny)
+    );
     assert_eq!(m.permission_verdict().reason.as_deref(), Some("no"));
 }
 
@@ -319,11 +436,17 @@ fn contexts_concatenate_and_updated_input_is_last_writer() {
         )
     };
     let m = merged(Event::PreToolUse, &[out("one", "a"), out("two", "b")]);
-    assert_eq!(m.additional_context, vec!["one".to_string(), "two".to_string()]);
+    assert_eq!(
+        m.additional_context,
+        vec!["one".to_string(), "two".to_string()]
+    );
     assert_eq!(m.updated_input, Some(json!({"command": "b"})));
     let (v, _, _) = to_cc_output(&m, Event::PreToolUse);
     assert_eq!(v["hookSpecificOutput"]["additionalContext"], "one\ntwo");
-    assert_eq!(v["hookSpecificOutput"]["updatedInput"], json!({"command": "b"}));
+    assert_eq!(
+        v["hookSpecificOutput"]["updatedInput"],
+        json!({"command": "b"})
+    );
 }
 
 #[test]
@@ -335,9 +458,18 @@ fn permission_request_behaviour_and_deny_wins() {
     let v = m.permission_verdict();
     assert_eq!(v.decision, Some(PermissionDecision::Allow));
     assert_eq!(v.updated_permissions.len(), 1);
-    let m = merged(e, &[run(e, 0, &deny.to_string(), ""), run(e, 0, &allow.to_string(), "")]);
+    let m = merged(
+        e,
+        &[
+            run(e, 0, &deny.to_string(), ""),
+            run(e, 0, &allow.to_string(), ""),
+        ],
+    );
     let v = m.permission_verdict();
-    assert_eq!((v.decision, v.interrupt, v.reason.as_deref()), (Some(PermissionDecision::Deny), true, Some("no")));
+    assert_eq!(
+        (v.decision, v.interrupt, v.reason.as_deref()),
+        (Some(PermissionDecision::Deny), true, Some("no"))
+    );
     let (out, code, _) = to_cc_output(&m, e);
     assert_eq!(out["hookSpecificOutput"]["decision"]["behavior"], "deny");
     assert_eq!(code, 0);
@@ -349,7 +481,16 @@ fn permission_request_behaviour_and_deny_wins() {
 #[test]
 fn permission_denied_retry_and_session_start_fields_pass_through() {
     let e = Event::PermissionDenied;
-    let m = merged(e, &[run(e, 0, &json!({"hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": true}}).to_string(), "")]);
+    let m = merged(
+        e,
+        &[run(
+            e,
+            0,
+            &json!({"hookSpecificOutput": {"hookEventName": "PermissionDenied", "retry": true}})
+                .to_string(),
+            "",
+        )],
+    );
     assert_eq!(m.hook_specific.get("retry"), Some(&Value::Bool(true)));
     let e = Event::SessionStart;
     let out = json!({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "ctx", "sessionTitle": "T", "watchPaths": ["/a"]}});

@@ -12,7 +12,10 @@ fn fixtures() -> Vec<(String, Value)> {
     for e in std::fs::read_dir(dir).expect("fixtures") {
         let p = e.expect("entry").path();
         let text = std::fs::read_to_string(&p).expect("read");
-        out.push((p.file_name().unwrap().to_string_lossy().into_owned(), serde_json::from_str(&text).expect("json")));
+        out.push((
+            p.file_name().unwrap().to_string_lossy().into_owned(),
+            serde_json::from_str(&text).expect("json"),
+        ));
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
@@ -53,7 +56,8 @@ fn builder_produces_reference_key_order() {
         }),
     );
     let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook_stdin/PreToolUse__Bash.json"),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/hook_stdin/PreToolUse__Bash.json"),
     )
     .unwrap();
     let reference: Value = serde_json::from_str(&text).unwrap();
@@ -68,16 +72,29 @@ fn builder_produces_reference_key_order() {
             session_crons: vec![],
         }),
     );
-    let text =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook_stdin/Stop.json")).unwrap();
-    assert_eq!(stop.to_value().to_string(), serde_json::from_str::<Value>(&text).unwrap().to_string());
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hook_stdin/Stop.json"),
+    )
+    .unwrap();
+    assert_eq!(
+        stop.to_value().to_string(),
+        serde_json::from_str::<Value>(&text).unwrap().to_string()
+    );
 }
 
 #[test]
 fn session_start_omits_absent_common_fields() {
     let input = HookInput::new(
-        CommonFields { session_id: "s".into(), transcript_path: "t".into(), cwd: "/p".into(), ..Default::default() },
-        EventPayload::SessionStart(SessionStart { source: "startup".into(), ..Default::default() }),
+        CommonFields {
+            session_id: "s".into(),
+            transcript_path: "t".into(),
+            cwd: "/p".into(),
+            ..Default::default()
+        },
+        EventPayload::SessionStart(SessionStart {
+            source: "startup".into(),
+            ..Default::default()
+        }),
     );
     assert_eq!(
         input.to_value().to_string(),
@@ -88,11 +105,37 @@ fn session_start_omits_absent_common_fields() {
 #[test]
 fn all_events_parse_and_display_by_exact_name() {
     let names = [
-        "SessionStart", "Setup", "InstructionsLoaded", "UserPromptSubmit", "UserPromptExpansion", "MessageDisplay",
-        "PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUse", "PostToolUseFailure", "PostToolBatch",
-        "Notification", "SubagentStart", "SubagentStop", "TaskCreated", "TaskCompleted", "Stop", "StopFailure",
-        "TeammateIdle", "ConfigChange", "CwdChanged", "DirectoryAdded", "FileChanged", "WorktreeCreate",
-        "WorktreeRemove", "PreCompact", "PostCompact", "Elicitation", "ElicitationResult", "SessionEnd",
+        "SessionStart",
+        "Setup",
+        "InstructionsLoaded",
+        "UserPromptSubmit",
+        "UserPromptExpansion",
+        "MessageDisplay",
+        "PreToolUse",
+        "PermissionRequest",
+        "PermissionDenied",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Notification",
+        "SubagentStart",
+        "SubagentStop",
+        "TaskCreated",
+        "TaskCompleted",
+        "Stop",
+        "StopFailure",
+        "TeammateIdle",
+        "ConfigChange",
+        "CwdChanged",
+        "DirectoryAdded",
+        "FileChanged",
+        "WorktreeCreate",
+        "WorktreeRemove",
+        "PreCompact",
+        "PostCompact",
+        "Elicitation",
+        "ElicitationResult",
+        "SessionEnd",
     ];
     assert_eq!(names.len(), 31);
     for n in names {
@@ -101,7 +144,11 @@ fn all_events_parse_and_display_by_exact_name() {
     }
     assert!("postToolUse".parse::<Event>().is_err());
     assert!("sessionStart".parse::<Event>().is_err());
-    assert_eq!(Event::ALL.len(), 33, "31 baseline events plus Pre/PostModelSwitch");
+    assert_eq!(
+        Event::ALL.len(),
+        33,
+        "31 baseline events plus Pre/PostModelSwitch"
+    );
 }
 
 #[test]

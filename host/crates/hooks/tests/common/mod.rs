@@ -20,7 +20,10 @@ pub fn settings(files: &[(Scope, Value)]) -> Settings {
         };
         s.files.push(SettingsFile {
             scope: *scope,
-            path: Some(PathBuf::from(format!("/settings/{}-{i}.json", scope.as_str()))),
+            path: Some(PathBuf::from(format!(
+                "/settings/{}-{i}.json",
+                scope.as_str()
+            ))),
             value,
         });
     }
@@ -94,8 +97,15 @@ where
 
 /// The guard policy every language implements in the tests: deny `rm -rf`, allow the rest.
 pub fn guard_decision(input: &Value) -> Value {
-    let cmd = input.pointer("/tool_input/command").and_then(Value::as_str).unwrap_or_default();
-    let decision = if cmd.contains("rm -rf") { "deny" } else { "allow" };
+    let cmd = input
+        .pointer("/tool_input/command")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let decision = if cmd.contains("rm -rf") {
+        "deny"
+    } else {
+        "allow"
+    };
     json!({
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -127,7 +137,10 @@ pub fn wasm_plugin_config(root: &Path, event: &str, matcher: &str, extra: Value)
         }
     });
     let mut b = HookConfigBuilder::new();
-    b.add_plugin(PluginContext::new("p@m", root, root.join("data")), Some(&manifest));
+    b.add_plugin(
+        PluginContext::new("p@m", root, root.join("data")),
+        Some(&manifest),
+    );
     let c = b.build();
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     c
