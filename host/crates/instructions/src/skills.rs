@@ -259,6 +259,9 @@ pub fn scan_command_files(
         }
         return out;
     }
+    if !root.is_dir() {
+        return out;
+    }
     let mut seen = HashSet::new();
     walk_md(root, &mut Vec::new(), &mut seen, &mut out, warnings);
     out
