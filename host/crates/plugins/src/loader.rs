@@ -231,6 +231,11 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
                 return Err(fail(diags));
             }
         };
+        // A UTF-8 byte-order mark is tolerated (Node's JSON.parse rejects it; editors add it).
+        let text = text
+            .strip_prefix('\u{feff}')
+            .map(str::to_string)
+            .unwrap_or(text);
         match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(m)) => raw_manifest = Some(m),
             Ok(other) => {
@@ -879,6 +884,10 @@ pub(crate) fn read_json(path: &Path, diags: &mut Vec<Diagnostic>) -> Option<(Val
             return None;
         }
     };
+    let text = text
+        .strip_prefix('\u{feff}')
+        .map(str::to_string)
+        .unwrap_or(text);
     match serde_json::from_str::<Value>(&text) {
         Ok(v) => Some((v, text)),
         Err(e) => {

@@ -249,6 +249,7 @@ pub fn parse_marketplace(
     root: &Path,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Marketplace> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let pos = |k: &str| locate_key(text, k);
     let value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
