@@ -165,6 +165,9 @@ struct Ctx {
     base_env: BTreeMap<String, String>,
     opts: DispatchOptions,
     http_allowed_env_vars: Option<Vec<String>>,
+    /// `CLAUDE_CODE_SESSION_ID` and `CLAUDE_EFFORT`, read from the input once.
+    session_id: Option<String>,
+    effort: Option<String>,
 }
 
 fn canonical(v: &Value) -> String {
@@ -318,6 +321,14 @@ pub async fn dispatch(
         base_env: base_env(opts),
         opts: opts.clone(),
         http_allowed_env_vars: config.http_allowed_env_vars.clone(),
+        session_id: input
+            .get("session_id")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        effort: input
+            .pointer("/effort/level")
+            .and_then(Value::as_str)
+            .map(str::to_string),
     });
 
     let mut set = tokio::task::JoinSet::new();
@@ -487,20 +498,11 @@ fn hook_env(ctx: &Ctx, source: &HookSource) -> (BTreeMap<String, String>, Vec<(S
             );
         }
     }
-    let input: Option<Value> = serde_json::from_str(&ctx.input).ok();
-    if let Some(sid) = input
-        .as_ref()
-        .and_then(|i| i.get("session_id"))
-        .and_then(Value::as_str)
-    {
-        env.insert("CLAUDE_CODE_SESSION_ID".into(), sid.to_string());
+    if let Some(sid) = &ctx.session_id {
+        env.insert("CLAUDE_CODE_SESSION_ID".into(), sid.clone());
     }
-    if let Some(level) = input
-        .as_ref()
-        .and_then(|i| i.pointer("/effort/level"))
-        .and_then(Value::as_str)
-    {
-        env.insert("CLAUDE_EFFORT".into(), level.to_string());
+    if let Some(level) = &ctx.effort {
+        env.insert("CLAUDE_EFFORT".into(), level.clone());
     }
     env.insert("CLAUDECODE".into(), "1".into());
     env.insert("CLAUDE_CODE_CHILD_SESSION".into(), "1".into());

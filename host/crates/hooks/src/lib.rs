@@ -12,6 +12,40 @@
 //!    parallel with their timeouts and merges their results into a [`MergedResult`];
 //! 3. the host reads [`MergedResult::permission_verdict`] for the permission engine, or prints
 //!    [`to_cc_output`] for the `warden hook <Event>` bridge.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # use warden_hooks::*;
+//! # async fn host(settings: &warden_config::Settings, manifest: &serde_json::Value,
+//! #               runner: Arc<dyn WasmHookRunner>, stdin: serde_json::Value) {
+//! let mut builder = HookConfigBuilder::from_settings(settings);
+//! builder.add_plugin(
+//!     PluginContext::new("guard@local", "/plugins/guard", "/data/guard-local"),
+//!     Some(manifest), // plugin.json: `hooks` and the `warden` section
+//! );
+//! let config = builder.build();
+//! for w in &config.warnings {
+//!     eprintln!("warning: {w}");
+//! }
+//!
+//! // Bridge mode: Claude Code runs its own hooks and asks Warden for the WASM ones.
+//! let event: Event = "PreToolUse".parse().unwrap();
+//! let mut opts = DispatchOptions::new("/work/project").with_wasm_runner(runner);
+//! opts.wasm_only = true;
+//! let result = dispatch(event, &stdin, &config, &opts).await;
+//! let (stdout, code, stderr) = to_cc_output(&result.merged, event);
+//! print!("{}", render_stdout(&stdout));
+//! if let Some(e) = stderr {
+//!     eprint!("{e}");
+//! }
+//! std::process::exit(code);
+//! # }
+//! ```
+//!
+//! Behaviour choices where the specification is silent are documented on the item concerned:
+//! [`MILLISECOND_TIMEOUT_THRESHOLD`] (timeouts that look like milliseconds),
+//! [`HookConfigBuilder::build`] (gates), [`dispatch`] (dedup, loop cap, async, `once`),
+//! [`cap_text`] (spilling), [`to_cc_output`] (exit codes).
 
 mod config;
 mod dispatch;
