@@ -107,7 +107,11 @@ pub fn strip_env(words: &[String]) -> Option<&[String]> {
 /// `NAME=value`.
 pub fn is_assignment(w: &str) -> bool {
     match w.split_once('=') {
-        Some((n, _)) => !n.is_empty() && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !n.starts_with(|c: char| c.is_ascii_digit()),
+        Some((n, _)) => {
+            !n.is_empty()
+                && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !n.starts_with(|c: char| c.is_ascii_digit())
+        }
         None => false,
     }
 }
@@ -125,12 +129,43 @@ pub fn strip_git_globals(words: &[String]) -> Option<Vec<String>> {
     let mut i = 1;
     let mut changed = false;
     while let Some(a) = words.get(i) {
-        let takes_value = matches!(a.as_str(), "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" | "--config-env" | "--super-prefix" | "--exec-path-value");
+        let takes_value = matches!(
+            a.as_str(),
+            "-C" | "-c"
+                | "--git-dir"
+                | "--work-tree"
+                | "--namespace"
+                | "--config-env"
+                | "--super-prefix"
+                | "--exec-path-value"
+        );
         let flag = matches!(
             a.as_str(),
-            "--no-pager" | "-p" | "--paginate" | "-P" | "--bare" | "--no-replace-objects" | "--literal-pathspecs" | "--glob-pathspecs"
-                | "--noglob-pathspecs" | "--icase-pathspecs" | "--no-optional-locks" | "--no-lazy-fetch" | "--no-advice" | "--exec-path"
-        ) || ["--git-dir=", "--work-tree=", "--namespace=", "--config-env=", "--exec-path=", "--super-prefix=", "--list-cmds="].iter().any(|p| a.starts_with(p))
+            "--no-pager"
+                | "-p"
+                | "--paginate"
+                | "-P"
+                | "--bare"
+                | "--no-replace-objects"
+                | "--literal-pathspecs"
+                | "--glob-pathspecs"
+                | "--noglob-pathspecs"
+                | "--icase-pathspecs"
+                | "--no-optional-locks"
+                | "--no-lazy-fetch"
+                | "--no-advice"
+                | "--exec-path"
+        ) || [
+            "--git-dir=",
+            "--work-tree=",
+            "--namespace=",
+            "--config-env=",
+            "--exec-path=",
+            "--super-prefix=",
+            "--list-cmds=",
+        ]
+        .iter()
+        .any(|p| a.starts_with(p))
             || (a.starts_with("-C") && a.len() > 2)
             || (a.starts_with("-c") && a.len() > 2);
         if takes_value {
@@ -161,7 +196,13 @@ pub fn is_exec_wrapper(words: &[String]) -> bool {
     let Some(p) = words.first() else { return false };
     let p = basename(p);
     EXEC_WRAPPERS.contains(&p)
-        || (p == "find" && words.iter().any(|w| matches!(w.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete")))
+        || (p == "find"
+            && words.iter().any(|w| {
+                matches!(
+                    w.as_str(),
+                    "-exec" | "-execdir" | "-ok" | "-okdir" | "-delete"
+                )
+            }))
 }
 
 /// Programs that run the command given in their arguments; deny/ask rules are also tried on
@@ -169,7 +210,24 @@ pub fn is_exec_wrapper(words: &[String]) -> bool {
 pub fn runs_inner_command(words: &[String]) -> bool {
     let Some(p) = words.first() else { return false };
     let p = basename(p);
-    EXEC_WRAPPERS.contains(&p) || matches!(p, "find" | "xargs" | "sudo" | "doas" | "nice" | "timeout" | "env" | "chroot" | "unshare" | "nsenter" | "strace" | "ltrace" | "exec" | "eval")
+    EXEC_WRAPPERS.contains(&p)
+        || matches!(
+            p,
+            "find"
+                | "xargs"
+                | "sudo"
+                | "doas"
+                | "nice"
+                | "timeout"
+                | "env"
+                | "chroot"
+                | "unshare"
+                | "nsenter"
+                | "strace"
+                | "ltrace"
+                | "exec"
+                | "eval"
+        )
 }
 
 /// `/usr/bin/git` → `git`.
@@ -179,24 +237,87 @@ pub fn basename(p: &str) -> &str {
 
 /// Read-only commands that run without prompting (spec 2.3), beyond `git`.
 pub const READ_ONLY: &[&str] = &[
-    "ls", "cat", "echo", "pwd", "head", "tail", "grep", "egrep", "fgrep", "rg", "find", "wc", "which", "diff", "stat", "du", "df", "cd", "printf", "true", "false",
-    "sort", "cut", "tr", "basename", "dirname", "realpath", "readlink", "file", "tree", "date", "whoami", "uname", "id", "hostname", "type", "test", "[", "nl", "od",
-    "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "comm", "column", "jq",
+    "ls",
+    "cat",
+    "echo",
+    "pwd",
+    "head",
+    "tail",
+    "grep",
+    "egrep",
+    "fgrep",
+    "rg",
+    "find",
+    "wc",
+    "which",
+    "diff",
+    "stat",
+    "du",
+    "df",
+    "cd",
+    "printf",
+    "true",
+    "false",
+    "sort",
+    "cut",
+    "tr",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "file",
+    "tree",
+    "date",
+    "whoami",
+    "uname",
+    "id",
+    "hostname",
+    "type",
+    "test",
+    "[",
+    "nl",
+    "od",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "cksum",
+    "comm",
+    "column",
+    "jq",
 ];
 
 /// Read-only commands whose arguments are not file names.
-pub const NON_PATH_ARGS: &[&str] = &["echo", "printf", "true", "false", "pwd", "date", "whoami", "uname", "id", "hostname", "which", "type", "test", "["];
+pub const NON_PATH_ARGS: &[&str] = &[
+    "echo", "printf", "true", "false", "pwd", "date", "whoami", "uname", "id", "hostname", "which",
+    "type", "test", "[",
+];
 
 /// Whether this command (wrappers already stripped) only reads.
 pub fn read_only_flags_ok(words: &[String]) -> bool {
     let Some(p) = words.first() else { return false };
     let args = &words[1..];
-    let has = |fs: &[&str]| args.iter().any(|a| fs.iter().any(|f| a == f || (f.starts_with("--") && a.starts_with(&format!("{f}=")))));
+    let has = |fs: &[&str]| {
+        args.iter().any(|a| {
+            fs.iter()
+                .any(|f| a == f || (f.starts_with("--") && a.starts_with(&format!("{f}="))))
+        })
+    };
     match p.as_str() {
-        "find" => !has(&["-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"]),
+        "find" => !has(&[
+            "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf",
+            "-fls",
+        ]),
         "sort" => !has(&["-o", "--output"]) && !args.iter().any(|a| a.starts_with("-o")),
         "tree" => !has(&["-o"]),
-        "file" => !has(&["-m", "-f", "--magic-file", "--files-from"]) && !args.iter().any(|a| a.starts_with('-') && !a.starts_with("--") && (a.contains('m') || a.contains('f'))),
+        "file" => {
+            !has(&["-m", "-f", "--magic-file", "--files-from"])
+                && !args.iter().any(|a| {
+                    a.starts_with('-')
+                        && !a.starts_with("--")
+                        && (a.contains('m') || a.contains('f'))
+                })
+        }
         "rg" => !has(&["--pre", "--pre-glob"]),
         "date" => !has(&["-s", "--set"]),
         "hostname" => args.iter().all(|a| a.starts_with('-')),
@@ -206,18 +327,42 @@ pub fn read_only_flags_ok(words: &[String]) -> bool {
 }
 
 fn git_read_only(args: &[String]) -> bool {
-    let Some(sub) = args.first() else { return false };
+    let Some(sub) = args.first() else {
+        return false;
+    };
     let rest = &args[1..];
     let only = |allowed: &[&str]| rest.iter().all(|a| allowed.contains(&a.as_str()));
     match sub.as_str() {
-        "status" | "log" | "show" | "blame" | "ls-files" | "ls-tree" | "rev-parse" | "describe" | "shortlog" | "grep" | "cat-file" | "show-ref" | "merge-base"
-        | "name-rev" | "rev-list" | "whatchanged" | "count-objects" => !rest.iter().any(|a| a.starts_with("--output") || a == "-o"),
-        "diff" => !rest.iter().any(|a| a.starts_with("--output") || a == "--ext-diff"),
-        "branch" => only(&["-a", "-r", "-l", "--list", "-v", "-vv", "--all", "--remotes", "--show-current", "--merged", "--no-merged"]),
+        "status" | "log" | "show" | "blame" | "ls-files" | "ls-tree" | "rev-parse" | "describe"
+        | "shortlog" | "grep" | "cat-file" | "show-ref" | "merge-base" | "name-rev"
+        | "rev-list" | "whatchanged" | "count-objects" => {
+            !rest.iter().any(|a| a.starts_with("--output") || a == "-o")
+        }
+        "diff" => !rest
+            .iter()
+            .any(|a| a.starts_with("--output") || a == "--ext-diff"),
+        "branch" => only(&[
+            "-a",
+            "-r",
+            "-l",
+            "--list",
+            "-v",
+            "-vv",
+            "--all",
+            "--remotes",
+            "--show-current",
+            "--merged",
+            "--no-merged",
+        ]),
         "tag" => rest.is_empty() || only(&["-l", "--list"]),
         "remote" => rest.is_empty() || only(&["-v", "--verbose"]),
         "stash" => rest.first().is_some_and(|a| a == "list" || a == "show"),
-        "config" => rest.first().is_some_and(|a| matches!(a.as_str(), "--get" | "--list" | "-l" | "--get-all" | "--get-regexp")),
+        "config" => rest.first().is_some_and(|a| {
+            matches!(
+                a.as_str(),
+                "--get" | "--list" | "-l" | "--get-all" | "--get-regexp"
+            )
+        }),
         "reflog" => rest.is_empty() || rest.first().is_some_and(|a| a == "show"),
         _ => false,
     }
@@ -268,8 +413,16 @@ pub fn shell_code(words: &[String]) -> Option<&str> {
 /// For `python -c CODE` style invocations: whether code is passed inline.
 pub fn has_inline_code(words: &[String]) -> bool {
     let Some(p) = words.first() else { return false };
-    let Some(flag) = is_code_interpreter(basename(p)) else { return false };
-    words[1..].iter().any(|a| a == flag || (a.starts_with(flag) && a.len() > 2 && !a.starts_with("--")) || a == "--eval" || a == "--print" || a == "-p")
+    let Some(flag) = is_code_interpreter(basename(p)) else {
+        return false;
+    };
+    words[1..].iter().any(|a| {
+        a == flag
+            || (a.starts_with(flag) && a.len() > 2 && !a.starts_with("--"))
+            || a == "--eval"
+            || a == "--print"
+            || a == "-p"
+    })
 }
 
 #[cfg(test)]
@@ -301,22 +454,40 @@ mod tests {
 
     #[test]
     fn non_wrapper_forms_are_kept() {
-        for input in ["command -v rm", "xargs -n1 rm", "nocorrect rm x", "watch rm x", "direnv exec . rm"] {
+        for input in [
+            "command -v rm",
+            "xargs -n1 rm",
+            "nocorrect rm x",
+            "watch rm x",
+            "direnv exec . rm",
+        ] {
             assert_eq!(strip_wrappers(&v(input)).join(" "), input);
         }
     }
 
     #[test]
     fn git_globals_are_removed() {
-        for input in ["git -C . push origin", "git -c push.default=current push origin", "git --git-dir=.git --work-tree=. push origin", "git --no-pager -C x push origin"] {
-            assert_eq!(strip_git_globals(&v(input)).expect("changed").join(" "), "git push origin", "{input}");
+        for input in [
+            "git -C . push origin",
+            "git -c push.default=current push origin",
+            "git --git-dir=.git --work-tree=. push origin",
+            "git --no-pager -C x push origin",
+        ] {
+            assert_eq!(
+                strip_git_globals(&v(input)).expect("changed").join(" "),
+                "git push origin",
+                "{input}"
+            );
         }
         assert!(strip_git_globals(&v("git push")).is_none());
     }
 
     #[test]
     fn env_is_looked_through() {
-        assert_eq!(strip_env(&v("env -i A=1 B=2 rm x")).map(|w| w.join(" ")), Some("rm x".into()));
+        assert_eq!(
+            strip_env(&v("env -i A=1 B=2 rm x")).map(|w| w.join(" ")),
+            Some("rm x".into())
+        );
         assert!(strip_env(&v("env")).is_none());
     }
 

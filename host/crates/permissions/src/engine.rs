@@ -48,7 +48,9 @@ pub enum HookDecision {
 }
 
 /// Permission mode (spec 2.6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub enum Mode {
     /// Reads run; everything else asks.
     #[default]
@@ -122,7 +124,9 @@ impl fmt::Display for Warning {
 #[derive(Debug, thiserror::Error)]
 pub enum PermissionsError {
     /// Bypass mode was requested on the command line but a settings file disables it.
-    #[error("bypassPermissions mode is disabled by {file} (permissions.disableBypassPermissionsMode); start without --dangerously-skip-permissions or pick another --permission-mode")]
+    #[error(
+        "bypassPermissions mode is disabled by {file} (permissions.disableBypassPermissionsMode); start without --dangerously-skip-permissions or pick another --permission-mode"
+    )]
     BypassDisabled {
         /// The file that disables it.
         file: String,
@@ -167,6 +171,36 @@ pub struct Permissions {
     sources: Vec<Source>,
     warnings: Vec<Warning>,
     bypass_disabled: bool,
+    parse_cache: ParseCache,
+}
+
+/// A parse result shared between decisions.
+type CachedParse = std::sync::Arc<Result<ParsedCommand, shell::ShellError>>;
+
+/// Parsed command lines by text. An agent repeats the same commands (`cargo test`,
+/// `git status`) many times per session, and parsing dominates the cost of a Bash decision.
+#[derive(Debug, Default)]
+struct ParseCache(std::sync::Mutex<std::collections::HashMap<Box<str>, CachedParse>>);
+
+impl ParseCache {
+    const CAPACITY: usize = 4096;
+
+    fn get(&self, text: &str) -> CachedParse {
+        if let Ok(map) = self.0.lock()
+            && let Some(hit) = map.get(text)
+        {
+            return hit.clone();
+        }
+        let parsed = std::sync::Arc::new(shell::parse(text));
+        if let Ok(mut map) = self.0.lock() {
+            if map.len() >= Self::CAPACITY {
+                // Crude but bounded: a full cache starts over rather than tracking recency.
+                map.clear();
+            }
+            map.insert(text.into(), parsed.clone());
+        }
+        parsed
+    }
 }
 
 /// A rule hit: which list and which rule.
@@ -214,9 +248,23 @@ impl Facts {
 impl Permissions {
     /// Builds the engine from loaded settings. Problems with individual rules become
     /// [`Permissions::warnings`]; only a contradiction the user must resolve is an error.
-    pub fn from_settings(settings: &Settings, opts: &Options) -> Result<Permissions, PermissionsError> {
-        let mut b = Builder { opts, sources: Vec::new(), warnings: Vec::new(), lists: [Vec::new(), Vec::new(), Vec::new()], extra_dirs: Vec::new() };
-        let managed_only = settings.scope(Scope::Managed).any(|f| f.value.get("allowManagedPermissionRulesOnly").and_then(Value::as_bool) == Some(true));
+    pub fn from_settings(
+        settings: &Settings,
+        opts: &Options,
+    ) -> Result<Permissions, PermissionsError> {
+        let mut b = Builder {
+            opts,
+            sources: Vec::new(),
+            warnings: Vec::new(),
+            lists: [Vec::new(), Vec::new(), Vec::new()],
+            extra_dirs: Vec::new(),
+        };
+        let managed_only = settings.scope(Scope::Managed).any(|f| {
+            f.value
+                .get("allowManagedPermissionRulesOnly")
+                .and_then(Value::as_bool)
+                == Some(true)
+        });
         let mut flags_added = false;
         for f in &settings.files {
             if f.scope != Scope::Managed && !flags_added {
@@ -226,10 +274,15 @@ impl Permissions {
             if managed_only && f.scope != Scope::Managed {
                 continue;
             }
-            let Some(perms) = f.value.get("permissions") else { continue };
+            let Some(perms) = f.value.get("permissions") else {
+                continue;
+            };
             let name = f.display_name();
             let Some(perms) = perms.as_object() else {
-                b.warnings.push(Warning { source: name, message: "\"permissions\" must be an object; ignored".into() });
+                b.warnings.push(Warning {
+                    source: name,
+                    message: "\"permissions\" must be an object; ignored".into(),
+                });
                 continue;
             };
             let root = match (f.scope, f.path.is_some()) {
@@ -238,10 +291,19 @@ impl Permissions {
             };
             let untrusted_project = f.scope == Scope::Project && !opts.trusted;
             let src = b.source(name.clone());
-            for (kind, key) in [(RuleKind::Deny, "deny"), (RuleKind::Ask, "ask"), (RuleKind::Allow, "allow")] {
+            for (kind, key) in [
+                (RuleKind::Deny, "deny"),
+                (RuleKind::Ask, "ask"),
+                (RuleKind::Allow, "allow"),
+            ] {
                 let Some(list) = perms.get(key) else { continue };
                 let Some(list) = list.as_array() else {
-                    b.warnings.push(Warning { source: name.clone(), message: format!("permissions.{key} must be an array of rule strings; ignored") });
+                    b.warnings.push(Warning {
+                        source: name.clone(),
+                        message: format!(
+                            "permissions.{key} must be an array of rule strings; ignored"
+                        ),
+                    });
                     continue;
                 };
                 if untrusted_project && kind == RuleKind::Allow {
@@ -256,7 +318,12 @@ impl Permissions {
                 for item in list {
                     match item.as_str() {
                         Some(text) => b.rule(text, kind, src, &root, false),
-                        None => b.warnings.push(Warning { source: name.clone(), message: format!("permissions.{key} entry {item} is not a string; ignored") }),
+                        None => b.warnings.push(Warning {
+                            source: name.clone(),
+                            message: format!(
+                                "permissions.{key} entry {item} is not a string; ignored"
+                            ),
+                        }),
                     }
                 }
             }
@@ -280,17 +347,28 @@ impl Permissions {
         }
 
         let bypass_disabled_by = settings.files.iter().find(|f| {
-            f.value.get("permissions").and_then(|p| p.get("disableBypassPermissionsMode")).and_then(Value::as_str) == Some("disable")
+            f.value
+                .get("permissions")
+                .and_then(|p| p.get("disableBypassPermissionsMode"))
+                .and_then(Value::as_str)
+                == Some("disable")
         });
         let mut mode = Mode::Default;
         if let Some(m) = opts.mode {
             if m == Mode::BypassPermissions
                 && let Some(f) = bypass_disabled_by
             {
-                return Err(PermissionsError::BypassDisabled { file: f.display_name() });
+                return Err(PermissionsError::BypassDisabled {
+                    file: f.display_name(),
+                });
             }
             mode = m;
-        } else if let Some((v, f)) = settings.files.iter().find_map(|f| f.value.get("permissions").and_then(|p| p.get("defaultMode")).map(|v| (v, f))) {
+        } else if let Some((v, f)) = settings.files.iter().find_map(|f| {
+            f.value
+                .get("permissions")
+                .and_then(|p| p.get("defaultMode"))
+                .map(|v| (v, f))
+        }) {
             let name = f.display_name();
             match v.as_str().map(|s| (s, Mode::parse(s))) {
                 Some((_, Some(Mode::BypassPermissions))) if bypass_disabled_by.is_some() => b.warnings.push(Warning {
@@ -306,7 +384,8 @@ impl Permissions {
             }
         }
         for d in &opts.add_dirs {
-            b.extra_dirs.push(paths::resolve(&d.to_string_lossy(), &opts.cwd, &opts.home));
+            b.extra_dirs
+                .push(paths::resolve(&d.to_string_lossy(), &opts.cwd, &opts.home));
         }
         let mut work_dirs = vec![paths::normalise(&opts.cwd)];
         work_dirs.extend(b.extra_dirs.iter().cloned());
@@ -323,6 +402,7 @@ impl Permissions {
             sources: b.sources,
             warnings: b.warnings,
             bypass_disabled: bypass_disabled_by.is_some(),
+            parse_cache: ParseCache::default(),
         })
     }
 
@@ -339,7 +419,9 @@ impl Permissions {
     /// Switches mode (for example on the user's request); bypass is refused when disabled.
     pub fn set_mode(&mut self, mode: Mode) -> Result<(), PermissionsError> {
         if mode == Mode::BypassPermissions && self.bypass_disabled {
-            return Err(PermissionsError::BypassDisabled { file: "settings".into() });
+            return Err(PermissionsError::BypassDisabled {
+                file: "settings".into(),
+            });
         }
         self.mode = mode;
         Ok(())
@@ -359,13 +441,21 @@ impl Permissions {
 
     /// Decides a tool call: rules merged across scopes, deny → ask → allow, then the mode.
     /// `hook` is the merged PreToolUse decision, if any hook gave one.
-    pub fn decide(&self, tool_name: &str, tool_input: &Value, hook: Option<HookDecision>) -> Decision {
+    pub fn decide(
+        &self,
+        tool_name: &str,
+        tool_input: &Value,
+        hook: Option<HookDecision>,
+    ) -> Decision {
         let tool = rules::canonical_tool(tool_name);
         if hook == Some(HookDecision::Deny) {
             return self.plain(Verdict::Deny, "blocked by a PreToolUse hook");
         }
         if tool == "EndConversation" {
-            return self.plain(Verdict::Allow, "EndConversation cannot be denied or prompted for");
+            return self.plain(
+                Verdict::Allow,
+                "EndConversation cannot be denied or prompted for",
+            );
         }
         let mut f = Facts::default();
         f.deny(self.deny.tool_level(tool));
@@ -380,12 +470,19 @@ impl Permissions {
                 self.bash_facts(command, &self.cwd, &mut f);
             }
             t if rules::READ_TOOLS.contains(&t) => {
-                let p = str_field("file_path").or_else(|| str_field("notebook_path")).or_else(|| str_field("path"));
-                let path = p.map_or_else(|| self.cwd.clone(), |p| paths::resolve(p, &self.cwd, &self.home));
+                let p = str_field("file_path")
+                    .or_else(|| str_field("notebook_path"))
+                    .or_else(|| str_field("path"));
+                let path = p.map_or_else(
+                    || self.cwd.clone(),
+                    |p| paths::resolve(p, &self.cwd, &self.home),
+                );
                 self.path_facts(Access::Read, &path, &mut f);
             }
             t if rules::EDIT_TOOLS.contains(&t) => {
-                let p = str_field("file_path").or_else(|| str_field("notebook_path")).unwrap_or("");
+                let p = str_field("file_path")
+                    .or_else(|| str_field("notebook_path"))
+                    .unwrap_or("");
                 let path = paths::resolve(p, &self.cwd, &self.home);
                 if t == "NotebookEdit" {
                     // A Read deny covers Edit and Write but not NotebookEdit (2.4).
@@ -395,7 +492,11 @@ impl Permissions {
                         f.guard = Some(Guard::Protected(path.clone()));
                     }
                     f.allow = first(f.allow, self.allow.edit_path(&path));
-                    f.auto = Some(if self.inside(&path) { Auto::Edit } else { Auto::None });
+                    f.auto = Some(if self.inside(&path) {
+                        Auto::Edit
+                    } else {
+                        Auto::None
+                    });
                 } else {
                     self.path_facts(Access::Write, &path, &mut f);
                 }
@@ -408,7 +509,8 @@ impl Permissions {
                 }
                 None => {
                     if f.deny.is_none() {
-                        return self.plain(Verdict::Deny, "WebFetch needs an http(s) URL with a host");
+                        return self
+                            .plain(Verdict::Deny, "WebFetch needs an http(s) URL with a host");
                     }
                 }
             },
@@ -430,8 +532,9 @@ impl Permissions {
                 }
             }
             "AskUserQuestion" => f.guard = Some(Guard::Interactive),
-            "TodoWrite" | "ExitPlanMode" | "EnterPlanMode" | "BashOutput" | "KillShell" | "TaskOutput" | "TaskStop" | "ToolSearch" | "TaskCreate" | "TaskGet"
-            | "TaskList" | "TaskUpdate" => f.auto = Some(Auto::ReadOnly),
+            "TodoWrite" | "ExitPlanMode" | "EnterPlanMode" | "BashOutput" | "KillShell"
+            | "TaskOutput" | "TaskStop" | "ToolSearch" | "TaskCreate" | "TaskGet" | "TaskList"
+            | "TaskUpdate" => f.auto = Some(Auto::ReadOnly),
             _ => {}
         }
         self.finish(f, hook)
@@ -504,7 +607,10 @@ impl Permissions {
             words,
             ..SimpleCommand::default()
         };
-        let parsed = ParsedCommand { commands: vec![cmd], ..ParsedCommand::default() };
+        let parsed = ParsedCommand {
+            commands: vec![cmd],
+            ..ParsedCommand::default()
+        };
         self.commands_facts(&parsed, &cwd, &mut f);
         self.finish(f, None)
     }
@@ -534,7 +640,11 @@ impl Permissions {
                 f.deny(self.deny.read_path(path));
                 f.ask(self.ask.read_path(path));
                 f.allow = first(f.allow, self.allow.read_path(path));
-                f.auto = Some(if self.inside(path) { Auto::ReadOnly } else { Auto::None });
+                f.auto = Some(if self.inside(path) {
+                    Auto::ReadOnly
+                } else {
+                    Auto::None
+                });
             }
             Access::Write => {
                 f.deny(first(self.deny.edit_path(path), self.deny.read_path(path)));
@@ -543,14 +653,18 @@ impl Permissions {
                     f.guard = Some(Guard::Protected(path.to_path_buf()));
                 }
                 f.allow = first(f.allow, self.allow.edit_path(path));
-                f.auto = Some(if self.inside(path) { Auto::Edit } else { Auto::None });
+                f.auto = Some(if self.inside(path) {
+                    Auto::Edit
+                } else {
+                    Auto::None
+                });
             }
         }
     }
 
     fn bash_facts(&self, command: &str, cwd: &Path, f: &mut Facts) {
-        match shell::parse(command) {
-            Ok(parsed) => self.commands_facts(&parsed, cwd, f),
+        match &*self.parse_cache.get(command) {
+            Ok(parsed) => self.commands_facts(parsed, cwd, f),
             Err(e) => {
                 // Deny and ask rules still see the text; nothing can approve it but the
                 // user, a hook or a bare `Bash` allow.
@@ -571,7 +685,11 @@ impl Permissions {
         let mut needs_edit_mode = false;
         let mut allow_hit: Hit = None;
         let tool_allow = f.allow;
-        let has_git = parsed.commands.iter().any(|c| bash::strip_wrappers(&c.words).first().is_some_and(|p| bash::basename(p) == "git"));
+        let has_git = parsed.commands.iter().any(|c| {
+            bash::strip_wrappers(&c.words)
+                .first()
+                .is_some_and(|p| bash::basename(p) == "git")
+        });
         for cmd in &parsed.commands {
             let stripped = bash::strip_wrappers(&cmd.words);
             let off = cmd.words.len() - stripped.len();
@@ -631,8 +749,18 @@ impl Permissions {
 
             // Coverage for allow: a rule, the read-only set, or acceptEdits.
             let exact_only = bash::is_exec_wrapper(stripped);
-            let safe_env = cmd.assignments.iter().all(|(n, _)| bash::SAFE_ENV_VARS.contains(&n.as_str()));
-            let rule = if safe_env { first(self.allow.command(&allow_form, exact_only), self.allow.command(&raw_form, exact_only)) } else { None };
+            let safe_env = cmd
+                .assignments
+                .iter()
+                .all(|(n, _)| bash::SAFE_ENV_VARS.contains(&n.as_str()));
+            let rule = if safe_env {
+                first(
+                    self.allow.command(&allow_form, exact_only),
+                    self.allow.command(&raw_form, exact_only),
+                )
+            } else {
+                None
+            };
             let mut covered = rule.is_some();
             if rule.is_some() && allow_hit.is_none() {
                 allow_hit = rule;
@@ -693,14 +821,23 @@ impl Permissions {
         }
     }
 
-    fn read_only(&self, words: &[String], cmd: &SimpleCommand, cwd: &Path, cd_then_git: bool) -> bool {
+    fn read_only(
+        &self,
+        words: &[String],
+        cmd: &SimpleCommand,
+        cwd: &Path,
+        cd_then_git: bool,
+    ) -> bool {
         let Some(p) = words.first() else { return false };
         if p.contains('/') || !bash::read_only_flags_ok(words) {
             return false;
         }
         if p == "git" {
             // `cd elsewhere && git …` and `git -C dir` act on another repository.
-            return !cd_then_git && bash::git_dir_option(words).is_none() && !cmd.dynamic && self.inside(cwd);
+            return !cd_then_git
+                && bash::git_dir_option(words).is_none()
+                && !cmd.dynamic
+                && self.inside(cwd);
         }
         if bash::NON_PATH_ARGS.contains(&p.as_str()) {
             return true;
@@ -718,9 +855,18 @@ impl Permissions {
         })
     }
 
-    fn accept_edits_command(&self, words: &[String], cmd: &SimpleCommand, cwd: &Path, f: &mut Facts) -> bool {
+    fn accept_edits_command(
+        &self,
+        words: &[String],
+        cmd: &SimpleCommand,
+        cwd: &Path,
+        f: &mut Facts,
+    ) -> bool {
         let Some(p) = words.first() else { return false };
-        if !bash::ACCEPT_EDITS_COMMANDS.contains(&p.as_str()) || cmd.dynamic || cmd.globbed.iter().any(|g| *g) {
+        if !bash::ACCEPT_EDITS_COMMANDS.contains(&p.as_str())
+            || cmd.dynamic
+            || cmd.globbed.iter().any(|g| *g)
+        {
             return false;
         }
         let args = file_args(words, cmd);
@@ -731,7 +877,10 @@ impl Permissions {
         for a in args {
             let path = paths::resolve(a, cwd, &self.home);
             if p != "sed" {
-                f.deny(first(self.deny.edit_path(&path), self.deny.read_path(&path)));
+                f.deny(first(
+                    self.deny.edit_path(&path),
+                    self.deny.read_path(&path),
+                ));
                 f.ask(self.ask.edit_path(&path));
                 if paths::is_protected(&path) {
                     f.guard = Some(Guard::Protected(path.clone()));
@@ -744,7 +893,10 @@ impl Permissions {
     }
 
     fn redirect_cover(&self, r: &Redirect, cwd: &Path, f: &mut Facts) -> Cover {
-        if matches!(r.target.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty") {
+        if matches!(
+            r.target.as_str(),
+            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+        ) {
             return Cover::Free;
         }
         let p = paths::resolve(&r.target, cwd, &self.home);
@@ -780,7 +932,12 @@ impl Permissions {
     /// `rm`/`rmdir` of a critical path (spec 2.6): root, top-level dirs, home, the working
     /// directory and its parents, globs directly under an additional directory, globs under
     /// `"$VAR"/`.
-    fn critical_removal(&self, words: &[String], cmd: &SimpleCommand, cwd: &Path) -> Option<String> {
+    fn critical_removal(
+        &self,
+        words: &[String],
+        cmd: &SimpleCommand,
+        cwd: &Path,
+    ) -> Option<String> {
         let off = cmd.words.len() - words.len();
         for (i, a) in words.iter().enumerate().skip(1) {
             if a.starts_with('-') {
@@ -792,18 +949,36 @@ impl Permissions {
                 return Some(format!("removing a glob under a variable ({raw})"));
             }
             let target = if globbed {
-                let head: String = a.split('/').take_while(|s| !s.contains(['*', '?', '['])).collect::<Vec<_>>().join("/");
-                let head = if head.is_empty() && a.starts_with('/') { "/".to_string() } else { head };
-                let dir = paths::resolve(if head.is_empty() { "." } else { &head }, cwd, &self.home);
+                let head: String = a
+                    .split('/')
+                    .take_while(|s| !s.contains(['*', '?', '[']))
+                    .collect::<Vec<_>>()
+                    .join("/");
+                let head = if head.is_empty() && a.starts_with('/') {
+                    "/".to_string()
+                } else {
+                    head
+                };
+                let dir =
+                    paths::resolve(if head.is_empty() { "." } else { &head }, cwd, &self.home);
                 if self.extra_dirs.contains(&dir) {
-                    return Some(format!("removing a glob under additional directory {}", dir.display()));
+                    return Some(format!(
+                        "removing a glob under additional directory {}",
+                        dir.display()
+                    ));
                 }
                 dir
             } else {
                 paths::resolve(a, cwd, &self.home)
             };
             let depth = target.components().count();
-            if depth <= 2 || target == self.home || self.work_dirs.first().is_some_and(|w| w.starts_with(&target)) {
+            if depth <= 2
+                || target == self.home
+                || self
+                    .work_dirs
+                    .first()
+                    .is_some_and(|w| w.starts_with(&target))
+            {
                 return Some(format!("removing critical path {}", target.display()));
             }
         }
@@ -816,16 +991,30 @@ impl Permissions {
             return self.ruled(Verdict::Deny, &self.deny, i, "denied by a deny rule");
         }
         if let Some(i) = f.ask {
-            return if dont_ask { self.ruled(Verdict::Deny, &self.ask, i, "an ask rule matches and dontAsk mode denies prompts") } else { self.ruled(Verdict::Ask, &self.ask, i, "an ask rule matches") };
+            return if dont_ask {
+                self.ruled(
+                    Verdict::Deny,
+                    &self.ask,
+                    i,
+                    "an ask rule matches and dontAsk mode denies prompts",
+                )
+            } else {
+                self.ruled(Verdict::Ask, &self.ask, i, "an ask rule matches")
+            };
         }
         if hook == Some(HookDecision::Ask) {
             return self.prompt("a PreToolUse hook asked for confirmation");
         }
         match &f.guard {
-            Some(Guard::Critical(why)) => return self.prompt(&format!("{why}: never approved automatically")),
+            Some(Guard::Critical(why)) => {
+                return self.prompt(&format!("{why}: never approved automatically"));
+            }
             Some(Guard::Interactive) => return self.prompt("this tool always needs the user"),
             Some(Guard::Protected(p)) if self.mode != Mode::BypassPermissions => {
-                return self.prompt(&format!("{} is a protected path; writes to it are never approved automatically", p.display()));
+                return self.prompt(&format!(
+                    "{} is a protected path; writes to it are never approved automatically",
+                    p.display()
+                ));
             }
             _ => {}
         }
@@ -842,8 +1031,15 @@ impl Permissions {
             return self.ruled(Verdict::Allow, &self.allow, i, "allowed by an allow rule");
         }
         match f.auto {
-            Some(Auto::ReadOnly) => return self.plain(Verdict::Allow, "read-only inside the working directories"),
-            Some(Auto::Edit) if self.mode == Mode::AcceptEdits => return self.plain(Verdict::Allow, "acceptEdits mode: edit inside the working directories"),
+            Some(Auto::ReadOnly) => {
+                return self.plain(Verdict::Allow, "read-only inside the working directories");
+            }
+            Some(Auto::Edit) if self.mode == Mode::AcceptEdits => {
+                return self.plain(
+                    Verdict::Allow,
+                    "acceptEdits mode: edit inside the working directories",
+                );
+            }
             _ => {}
         }
         match self.mode {
@@ -853,16 +1049,33 @@ impl Permissions {
     }
 
     fn prompt(&self, reason: &str) -> Decision {
-        if self.mode == Mode::DontAsk { self.plain(Verdict::Deny, &format!("{reason}; dontAsk mode denies anything that would prompt")) } else { self.plain(Verdict::Ask, reason) }
+        if self.mode == Mode::DontAsk {
+            self.plain(
+                Verdict::Deny,
+                &format!("{reason}; dontAsk mode denies anything that would prompt"),
+            )
+        } else {
+            self.plain(Verdict::Ask, reason)
+        }
     }
 
     fn plain(&self, decision: Verdict, reason: &str) -> Decision {
-        Decision { decision, reason: reason.to_string(), rule: None, source: None }
+        Decision {
+            decision,
+            reason: reason.to_string(),
+            rule: None,
+            source: None,
+        }
     }
 
     fn ruled(&self, decision: Verdict, set: &RuleSet, i: usize, reason: &str) -> Decision {
         let r = &set.rules[i];
-        Decision { decision, reason: format!("{reason}: {}", r.text), rule: Some(r.text.clone()), source: self.sources.get(r.source).map(|s| s.name.clone()) }
+        Decision {
+            decision,
+            reason: format!("{reason}: {}", r.text),
+            rule: Some(r.text.clone()),
+            source: self.sources.get(r.source).map(|s| s.name.clone()),
+        }
     }
 }
 
@@ -875,7 +1088,9 @@ enum Cover {
 
 impl SimpleCommand {
     fn dynamic_in_program(&self) -> bool {
-        self.raw_words.first().is_some_and(|w| w.contains(['$', '`']))
+        self.raw_words
+            .first()
+            .is_some_and(|w| w.contains(['$', '`']))
     }
 }
 
@@ -909,13 +1124,20 @@ fn file_args<'a>(words: &'a [String], cmd: &SimpleCommand) -> Vec<&'a str> {
 
 /// The host of an http(s) URL.
 fn host_of(url: &str) -> Option<&str> {
-    let rest = url.trim().split_once("://").map(|(scheme, rest)| (scheme.to_ascii_lowercase(), rest))?;
+    let rest = url
+        .trim()
+        .split_once("://")
+        .map(|(scheme, rest)| (scheme.to_ascii_lowercase(), rest))?;
     if rest.0 != "http" && rest.0 != "https" {
         return None;
     }
     let authority = rest.1.split(['/', '?', '#']).next()?;
     let host_port = authority.rsplit('@').next()?;
-    let host = if let Some(v6) = host_port.strip_prefix('[') { v6.split(']').next()? } else { host_port.split(':').next()? };
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next()?
+    } else {
+        host_port.split(':').next()?
+    };
     (!host.is_empty()).then_some(host)
 }
 
@@ -950,11 +1172,18 @@ impl Builder<'_> {
     }
 
     fn rule(&mut self, text: &str, kind: RuleKind, src: usize, root: &Path, from_flag: bool) {
-        let anchors = Anchors { cwd: &self.opts.cwd, home: &self.opts.home, source_root: root };
+        let anchors = Anchors {
+            cwd: &self.opts.cwd,
+            home: &self.opts.home,
+            source_root: root,
+        };
         let name = self.sources[src].name.clone();
         let warn = |ws: &mut Vec<Warning>, p: Problem| {
             if !p.message.is_empty() {
-                ws.push(Warning { source: name.clone(), message: format!("Permission {} rule ({name}): {}", kind.as_str(), p.message) });
+                ws.push(Warning {
+                    source: name.clone(),
+                    message: format!("Permission {} rule ({name}): {}", kind.as_str(), p.message),
+                });
             }
         };
         match rules::compile(text, kind, src, &anchors, from_flag) {
@@ -965,7 +1194,13 @@ impl Builder<'_> {
                 if let Spec::Path { globs, .. } = &rule.spec
                     && !globs.iter().all(|g| rules::glob_ok(g))
                 {
-                    warn(&mut self.warnings, Problem { message: format!("{text}: invalid glob; rule ignored"), kept: false });
+                    warn(
+                        &mut self.warnings,
+                        Problem {
+                            message: format!("{text}: invalid glob; rule ignored"),
+                            kept: false,
+                        },
+                    );
                     return;
                 }
                 let idx = match kind {

@@ -16,10 +16,15 @@ use crate::shell;
 /// when the command contains `$()`, backticks or `$VAR`, because the real command is unknown.
 pub fn if_filter_matches(rule: &str, tool_name: &str, tool_input: &Value, cwd: &Path) -> bool {
     let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
-    let anchors = Anchors { cwd, home: &home, source_root: cwd };
+    let anchors = Anchors {
+        cwd,
+        home: &home,
+        source_root: cwd,
+    };
     // Allow-kind compilation gives `Edit(src/**)` its `<cwd>/src/**` reading (1.5); kinds only
     // differ otherwise in which rules they refuse, so fall back to deny for those shapes.
-    let compiled = rules::compile(rule, RuleKind::Allow, 0, &anchors, false).or_else(|_| rules::compile(rule, RuleKind::Deny, 0, &anchors, false));
+    let compiled = rules::compile(rule, RuleKind::Allow, 0, &anchors, false)
+        .or_else(|_| rules::compile(rule, RuleKind::Deny, 0, &anchors, false));
     let Ok((rule, _)) = compiled else { return true };
     let tool = rules::canonical_tool(tool_name);
     let path_tool = rules::READ_TOOLS.contains(&tool) || rules::EDIT_TOOLS.contains(&tool);
@@ -40,8 +45,12 @@ pub fn if_filter_matches(rule: &str, tool_name: &str, tool_input: &Value, cwd: &
     match &rule.spec {
         Spec::Any => true,
         Spec::Command(p) => {
-            let Some(command) = str_field("command") else { return true };
-            let Ok(parsed) = shell::parse(command) else { return true };
+            let Some(command) = str_field("command") else {
+                return true;
+            };
+            let Ok(parsed) = shell::parse(command) else {
+                return true;
+            };
             if p.is_specific() && parsed.dynamic {
                 return true;
             }
@@ -52,7 +61,9 @@ pub fn if_filter_matches(rule: &str, tool_name: &str, tool_input: &Value, cwd: &
             })
         }
         Spec::Path { globs, .. } if path_tool => {
-            let p = str_field("file_path").or_else(|| str_field("notebook_path")).or_else(|| str_field("path"));
+            let p = str_field("file_path")
+                .or_else(|| str_field("notebook_path"))
+                .or_else(|| str_field("path"));
             let path = p.map_or_else(|| paths::normalise(cwd), |p| paths::resolve(p, cwd, &home));
             let mut b = globset::GlobSetBuilder::new();
             for g in globs {
@@ -66,11 +77,16 @@ pub fn if_filter_matches(rule: &str, tool_name: &str, tool_input: &Value, cwd: &
             b.build().map_or(true, |s| s.is_match(&path))
         }
         Spec::Path { .. } => false,
-        Spec::Domain(d) => match str_field("url").and_then(|u| u.split_once("://")).and_then(|(_, r)| r.split(['/', ':', '?', '#']).next()) {
+        Spec::Domain(d) => match str_field("url")
+            .and_then(|u| u.split_once("://"))
+            .and_then(|(_, r)| r.split(['/', ':', '?', '#']).next())
+        {
             Some(host) => d.matches(host.rsplit('@').next().unwrap_or(host)),
             None => true,
         },
-        Spec::Param { name, value } => tool_input.get(name).is_some_and(|v| rules::scalar_matches(v, value)),
+        Spec::Param { name, value } => tool_input
+            .get(name)
+            .is_some_and(|v| rules::scalar_matches(v, value)),
         Spec::Text(p) => {
             let field = match tool {
                 "Agent" => "subagent_type",

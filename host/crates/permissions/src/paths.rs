@@ -20,7 +20,9 @@ pub struct Anchors<'a> {
 pub fn rule_globs(spec: &str, anchors: &Anchors<'_>, any_depth_dirs: bool) -> Vec<String> {
     let spec = spec.trim().replace('\\', "/");
     // A drive path is absolute: give it the `//` anchor.
-    let spec = windows_to_posix(&spec).map(|w| format!("/{w}")).unwrap_or(spec);
+    let spec = windows_to_posix(&spec)
+        .map(|w| format!("/{w}"))
+        .unwrap_or(spec);
     let (base, rel): (String, &str) = if let Some(rest) = spec.strip_prefix("//") {
         (String::new(), rest)
     } else if spec == "~" {
@@ -30,19 +32,28 @@ pub fn rule_globs(spec: &str, anchors: &Anchors<'_>, any_depth_dirs: bool) -> Ve
     } else if let Some(rest) = spec.strip_prefix('/') {
         (escaped(anchors.source_root), rest)
     } else {
-        (escaped(anchors.cwd), spec.strip_prefix("./").unwrap_or(&spec))
+        (
+            escaped(anchors.cwd),
+            spec.strip_prefix("./").unwrap_or(&spec),
+        )
     };
     let base = base.trim_end_matches('/').to_string();
     let rel = rel.trim_end_matches('/');
     if rel.is_empty() {
         return vec![root_fix(base.clone()), root_fix(format!("{base}/**"))];
     }
-    let anchored_in_text = spec.starts_with('/') || spec.starts_with("~/") || spec.starts_with("./");
+    let anchored_in_text =
+        spec.starts_with('/') || spec.starts_with("~/") || spec.starts_with("./");
     let segments: Vec<&str> = rel.split('/').collect();
     let body = if !anchored_in_text && !rel.contains('/') {
         // A bare name matches at any depth below its anchor, as in .gitignore.
         format!("{base}/**/{rel}")
-    } else if !anchored_in_text && any_depth_dirs && segments.len() == 2 && segments[1] == "**" && !segments[0].contains("**") {
+    } else if !anchored_in_text
+        && any_depth_dirs
+        && segments.len() == 2
+        && segments[1] == "**"
+        && !segments[0].contains("**")
+    {
         format!("{base}/**/{rel}")
     } else {
         format!("{base}/{rel}")
@@ -66,8 +77,13 @@ fn escaped(p: &Path) -> String {
 /// `C:/Users/a` → `/c/Users/a`, so Windows-style rules match POSIX paths.
 fn windows_to_posix(s: &str) -> Option<String> {
     let b = s.as_bytes();
-    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b.len() == 2 || b[2] == b'/') {
-        Some(format!("/{}{}", (b[0] as char).to_ascii_lowercase(), &s[2..]))
+    if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' && (b.len() == 2 || b[2] == b'/')
+    {
+        Some(format!(
+            "/{}{}",
+            (b[0] as char).to_ascii_lowercase(),
+            &s[2..]
+        ))
     } else {
         None
     }
@@ -100,11 +116,25 @@ pub fn normalise(p: &Path) -> PathBuf {
             other => out.push(other.as_os_str()),
         }
     }
-    if out.as_os_str().is_empty() { PathBuf::from("/") } else { out }
+    if out.as_os_str().is_empty() {
+        PathBuf::from("/")
+    } else {
+        out
+    }
 }
 
 /// Directory names under which writes are never auto-approved (spec 2.6).
-const PROTECTED_DIRS: &[&str] = &[".git", ".vscode", ".idea", ".husky", ".cargo", ".devcontainer", ".yarn", ".mvn", ".claude"];
+const PROTECTED_DIRS: &[&str] = &[
+    ".git",
+    ".vscode",
+    ".idea",
+    ".husky",
+    ".cargo",
+    ".devcontainer",
+    ".yarn",
+    ".mvn",
+    ".claude",
+];
 
 /// File names that are never auto-approved for writing (spec 2.6).
 const PROTECTED_FILES: &[&str] = &[
@@ -149,7 +179,10 @@ const PROTECTED_FILES: &[&str] = &[
 
 /// Whether writing `p` touches a protected directory or file.
 pub fn is_protected(p: &Path) -> bool {
-    let names: Vec<&str> = p.components().filter_map(|c| c.as_os_str().to_str()).collect();
+    let names: Vec<&str> = p
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .collect();
     for (i, n) in names.iter().enumerate() {
         if *n == ".claude" && names.get(i + 1) == Some(&"worktrees") {
             return false;
@@ -161,7 +194,9 @@ pub fn is_protected(p: &Path) -> bool {
             return true;
         }
     }
-    names.last().is_some_and(|n| PROTECTED_FILES.contains(n) || PROTECTED_DIRS.contains(n))
+    names
+        .last()
+        .is_some_and(|n| PROTECTED_FILES.contains(n) || PROTECTED_DIRS.contains(n))
 }
 
 /// Whether `p` is `dir` or below it.
@@ -174,12 +209,24 @@ mod tests {
     use super::*;
 
     fn anchors() -> (PathBuf, PathBuf, PathBuf) {
-        (PathBuf::from("/work/proj"), PathBuf::from("/home/u"), PathBuf::from("/src/root"))
+        (
+            PathBuf::from("/work/proj"),
+            PathBuf::from("/home/u"),
+            PathBuf::from("/src/root"),
+        )
     }
 
     fn globs(spec: &str, deny: bool) -> Vec<String> {
         let (cwd, home, root) = anchors();
-        rule_globs(spec, &Anchors { cwd: &cwd, home: &home, source_root: &root }, deny)
+        rule_globs(
+            spec,
+            &Anchors {
+                cwd: &cwd,
+                home: &home,
+                source_root: &root,
+            },
+            deny,
+        )
     }
 
     #[test]
@@ -206,14 +253,20 @@ mod tests {
     #[test]
     fn windows_paths_become_posix() {
         assert_eq!(globs("C:/Users/a/**", false)[0], "/c/Users/a/**");
-        assert_eq!(resolve(r"C:\Users\a", Path::new("/x"), Path::new("/h")), PathBuf::from("/c/Users/a"));
+        assert_eq!(
+            resolve(r"C:\Users\a", Path::new("/x"), Path::new("/h")),
+            PathBuf::from("/c/Users/a")
+        );
     }
 
     #[test]
     fn resolution_is_lexical() {
         let r = resolve("../x/./y", Path::new("/a/b"), Path::new("/h"));
         assert_eq!(r, PathBuf::from("/a/x/y"));
-        assert_eq!(resolve("~/f", Path::new("/a"), Path::new("/h")), PathBuf::from("/h/f"));
+        assert_eq!(
+            resolve("~/f", Path::new("/a"), Path::new("/h")),
+            PathBuf::from("/h/f")
+        );
     }
 
     #[test]

@@ -13,7 +13,10 @@ pub struct Wildcard {
 impl Wildcard {
     /// Compiles `pattern`.
     pub fn new(pattern: &str) -> Self {
-        Wildcard { parts: pattern.split('*').map(str::to_string).collect(), wild: pattern.contains('*') }
+        Wildcard {
+            parts: pattern.split('*').map(str::to_string).collect(),
+            wild: pattern.contains('*'),
+        }
     }
 
     /// Whether the pattern contains `*`.
@@ -29,7 +32,10 @@ impl Wildcard {
         let (Some(first), Some(last)) = (self.parts.first(), self.parts.last()) else {
             return true;
         };
-        if s.len() < first.len() + last.len() || !s.starts_with(first.as_str()) || !s.ends_with(last.as_str()) {
+        if s.len() < first.len() + last.len()
+            || !s.starts_with(first.as_str())
+            || !s.ends_with(last.as_str())
+        {
             return false;
         }
         let mut rest = &s[first.len()..s.len() - last.len()];
@@ -72,7 +78,12 @@ impl CommandPattern {
         let head = spec.strip_suffix(" *").unwrap_or(spec).trim_end();
         let first = head.split(' ').next().unwrap_or("");
         let key = (!first.is_empty() && !first.contains('*')).then(|| first.to_string());
-        CommandPattern { full: Wildcard::new(spec), bare, key, specific: head.contains(' ') || head.contains('*') }
+        CommandPattern {
+            full: Wildcard::new(spec),
+            bare,
+            key,
+            specific: head.contains(' ') || head.contains('*'),
+        }
     }
 
     /// Whether the pattern has any `*` (an exact pattern is a full-command rule).
@@ -110,13 +121,21 @@ impl DomainPattern {
     pub fn new(pattern: &str) -> Self {
         let p = normalise_host(pattern);
         if p == "*" {
-            return DomainPattern { labels: Vec::new(), any_sub: false, any: true };
+            return DomainPattern {
+                labels: Vec::new(),
+                any_sub: false,
+                any: true,
+            };
         }
         let (any_sub, rest) = match p.strip_prefix("*.") {
             Some(r) => (true, r),
             None => (false, p.as_str()),
         };
-        DomainPattern { labels: rest.split('.').map(Wildcard::new).collect(), any_sub, any: false }
+        DomainPattern {
+            labels: rest.split('.').map(Wildcard::new).collect(),
+            any_sub,
+            any: false,
+        }
     }
 
     /// Whether `host` matches.
@@ -156,7 +175,9 @@ mod tests {
         assert!(Wildcard::new("* install").matches("npm install"));
         assert!(Wildcard::new("a*a").matches("aa"));
         assert!(!Wildcard::new("a*a").matches("a"));
-        assert!(Wildcard::new("exact").matches("exact") && !Wildcard::new("exact").matches("exactly"));
+        assert!(
+            Wildcard::new("exact").matches("exact") && !Wildcard::new("exact").matches("exactly")
+        );
     }
 
     #[test]

@@ -200,13 +200,39 @@ pub fn split_rule(text: &str) -> Option<(&str, Option<&str>)> {
 /// merely contain a colon (`Bash(npm run test:unit)`, `Read(C:/x)`).
 fn known_fields(tool: &str) -> Option<&'static [&'static str]> {
     Some(match tool {
-        "Bash" | "PowerShell" => &["command", "description", "timeout", "run_in_background", "dangerouslyDisableSandbox"],
+        "Bash" | "PowerShell" => &[
+            "command",
+            "description",
+            "timeout",
+            "run_in_background",
+            "dangerouslyDisableSandbox",
+        ],
         "Read" => &["file_path", "offset", "limit", "pages"],
-        "Edit" | "MultiEdit" => &["file_path", "old_string", "new_string", "replace_all", "edits"],
+        "Edit" | "MultiEdit" => &[
+            "file_path",
+            "old_string",
+            "new_string",
+            "replace_all",
+            "edits",
+        ],
         "Write" => &["file_path", "content"],
         "Glob" => &["pattern", "path"],
-        "Grep" => &["pattern", "path", "glob", "type", "output_mode", "multiline", "head_limit"],
-        "NotebookEdit" => &["notebook_path", "cell_id", "new_source", "cell_type", "edit_mode"],
+        "Grep" => &[
+            "pattern",
+            "path",
+            "glob",
+            "type",
+            "output_mode",
+            "multiline",
+            "head_limit",
+        ],
+        "NotebookEdit" => &[
+            "notebook_path",
+            "cell_id",
+            "new_source",
+            "cell_type",
+            "edit_mode",
+        ],
         "WebFetch" => &["url", "prompt"],
         "Skill" => &["skill", "args"],
         "Cd" => &["path"],
@@ -229,7 +255,10 @@ fn primary_field(tool: &str, field: &str) -> bool {
 fn param_split(tool: &str, spec: &str) -> Option<(String, String)> {
     let (name, value) = spec.split_once(':')?;
     let name = name.trim();
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || name.starts_with(|c: char| c.is_ascii_digit()) {
+    if name.is_empty()
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        || name.starts_with(|c: char| c.is_ascii_digit())
+    {
         return None;
     }
     match known_fields(tool) {
@@ -239,10 +268,21 @@ fn param_split(tool: &str, spec: &str) -> Option<(String, String)> {
 }
 
 /// Compiles one rule. `Err` = skipped; `Ok((rule, Some(problem)))` = kept with a warning.
-pub fn compile(text: &str, kind: RuleKind, source: usize, anchors: &Anchors<'_>, from_allowed_tools_flag: bool) -> Result<(Rule, Option<Problem>), Problem> {
-    let skip = |m: String| Problem { message: m, kept: false };
+pub fn compile(
+    text: &str,
+    kind: RuleKind,
+    source: usize,
+    anchors: &Anchors<'_>,
+    from_allowed_tools_flag: bool,
+) -> Result<(Rule, Option<Problem>), Problem> {
+    let skip = |m: String| Problem {
+        message: m,
+        kept: false,
+    };
     let Some((tool_raw, spec_raw)) = split_rule(text) else {
-        return Err(skip(format!("{text:?} is not a valid permission rule; write Tool or Tool(specifier)")));
+        return Err(skip(format!(
+            "{text:?} is not a valid permission rule; write Tool or Tool(specifier)"
+        )));
     };
     let tool_raw = canonical_tool(tool_raw);
     let tool = if let Some(rest) = tool_raw.strip_prefix("mcp__") {
@@ -252,16 +292,23 @@ pub fn compile(text: &str, kind: RuleKind, source: usize, anchors: &Anchors<'_>,
         };
         if server.contains('*') || server.is_empty() {
             if kind == RuleKind::Allow {
-                return Err(skip(format!("{text}: allow rules accept tool-name globs only after a literal mcp__<server>__ prefix; rule skipped")));
+                return Err(skip(format!(
+                    "{text}: allow rules accept tool-name globs only after a literal mcp__<server>__ prefix; rule skipped"
+                )));
             }
             ToolPat::Glob(Wildcard::new(tool_raw))
         } else {
             let tool = t.filter(|t| *t != "*" && !t.is_empty()).map(Wildcard::new);
-            ToolPat::Mcp { server: server.to_string(), tool }
+            ToolPat::Mcp {
+                server: server.to_string(),
+                tool,
+            }
         }
     } else if tool_raw.contains('*') {
         if kind == RuleKind::Allow {
-            return Err(skip(format!("{text}: allow rules accept tool-name globs only after a literal mcp__<server>__ prefix; rule skipped")));
+            return Err(skip(format!(
+                "{text}: allow rules accept tool-name globs only after a literal mcp__<server>__ prefix; rule skipped"
+            )));
         }
         ToolPat::Glob(Wildcard::new(tool_raw))
     } else {
@@ -273,44 +320,82 @@ pub fn compile(text: &str, kind: RuleKind, source: usize, anchors: &Anchors<'_>,
         && !n.contains('_')
         && !KNOWN_TOOLS.contains(&n.as_str())
     {
-        problem = Some(Problem { message: format!("{text}: unknown tool {n:?} (tool names are case-sensitive, e.g. Bash, Read, Edit)"), kept: true });
+        problem = Some(Problem {
+            message: format!(
+                "{text}: unknown tool {n:?} (tool names are case-sensitive, e.g. Bash, Read, Edit)"
+            ),
+            kept: true,
+        });
     }
     let name = tool.name().to_string();
     let spec = match spec_raw.map(str::trim) {
         None | Some("*") => Spec::Any,
-        Some("") => return Err(skip(format!("{text}: empty specifier; write {name} or {name}(pattern)"))),
+        Some("") => {
+            return Err(skip(format!(
+                "{text}: empty specifier; write {name} or {name}(pattern)"
+            )));
+        }
         Some(s) => {
             if name == "WebFetch"
                 && let Some(d) = s.strip_prefix("domain:")
             {
-                if d.trim() == "*" { Spec::Any } else { Spec::Domain(DomainPattern::new(d)) }
+                if d.trim() == "*" {
+                    Spec::Any
+                } else {
+                    Spec::Domain(DomainPattern::new(d))
+                }
             } else if let Some((field, value)) = param_split(&name, s) {
                 if primary_field(&name, &field) {
-                    return Err(skip(format!("{text}: {field} cannot be matched as a parameter; use {name}(pattern) instead; rule ignored")));
+                    return Err(skip(format!(
+                        "{text}: {field} cannot be matched as a parameter; use {name}(pattern) instead; rule ignored"
+                    )));
                 }
                 if kind == RuleKind::Allow {
-                    return Err(skip(format!("{text}: parameter rules work only in deny and ask lists; rule ignored")));
+                    return Err(skip(format!(
+                        "{text}: parameter rules work only in deny and ask lists; rule ignored"
+                    )));
                 }
-                Spec::Param { name: field, value: Wildcard::new(&value) }
+                Spec::Param {
+                    name: field,
+                    value: Wildcard::new(&value),
+                }
             } else {
                 match name.as_str() {
                     "Bash" => Spec::Command(CommandPattern::new(s)),
-                    "Read" | "Edit" => Spec::Path { edit: name == "Edit", globs: paths::rule_globs(s, anchors, kind != RuleKind::Allow) },
+                    "Read" | "Edit" => Spec::Path {
+                        edit: name == "Edit",
+                        globs: paths::rule_globs(s, anchors, kind != RuleKind::Allow),
+                    },
                     "Write" | "NotebookEdit" | "Glob" | "MultiEdit" => {
                         if name == "Glob" && from_allowed_tools_flag {
-                            return Err(Problem { message: String::new(), kept: false });
+                            return Err(Problem {
+                                message: String::new(),
+                                kept: false,
+                            });
                         }
                         return Err(skip(format!(
                             "{text} is not matched by file permission checks — only Edit(path) rules are consulted for edits and Read(path) for reads; write Edit({s}) or Read({s}) instead"
                         )));
                     }
-                    "WebFetch" => return Err(skip(format!("{text}: WebFetch rules take domain:<host>; write WebFetch(domain:{s})"))),
+                    "WebFetch" => {
+                        return Err(skip(format!(
+                            "{text}: WebFetch rules take domain:<host>; write WebFetch(domain:{s})"
+                        )));
+                    }
                     _ => Spec::Text(CommandPattern::new(s)),
                 }
             }
         }
     };
-    Ok((Rule { text: text.trim().to_string(), source, tool, spec }, problem))
+    Ok((
+        Rule {
+            text: text.trim().to_string(),
+            source,
+            tool,
+            spec,
+        },
+        problem,
+    ))
 }
 
 /// The compiled rules of one list, indexed for fast lookup.
@@ -343,14 +428,21 @@ impl PathIndex {
                 for g in globs {
                     // Rules were validated when compiled; a glob globset still rejects (for
                     // example an unclosed `[`) simply never matches.
-                    if let Ok(glob) = GlobBuilder::new(g).literal_separator(true).backslash_escape(true).build() {
+                    if let Ok(glob) = GlobBuilder::new(g)
+                        .literal_separator(true)
+                        .backslash_escape(true)
+                        .build()
+                    {
                         b.add(glob);
                         owners.push(i);
                     }
                 }
             }
         }
-        PathIndex { set: b.build().unwrap_or_default(), owners }
+        PathIndex {
+            set: b.build().unwrap_or_default(),
+            owners,
+        }
     }
 
     fn first(&self, path: &Path) -> Option<usize> {
@@ -371,13 +463,21 @@ impl PathIndex {
 
 /// Whether a glob string is accepted by globset (used to warn at startup).
 pub fn glob_ok(g: &str) -> bool {
-    GlobBuilder::new(g).literal_separator(true).backslash_escape(true).build().is_ok()
+    GlobBuilder::new(g)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .is_ok()
 }
 
 impl RuleSet {
     /// Indexes `rules`.
     pub fn new(rules: Vec<Rule>) -> Self {
-        let mut s = RuleSet { read_paths: PathIndex::build(&rules, false), edit_paths: PathIndex::build(&rules, true), ..RuleSet::default() };
+        let mut s = RuleSet {
+            read_paths: PathIndex::build(&rules, false),
+            edit_paths: PathIndex::build(&rules, true),
+            ..RuleSet::default()
+        };
         for (i, r) in rules.iter().enumerate() {
             match &r.spec {
                 Spec::Any => s.tool_level.push(i),
@@ -395,14 +495,21 @@ impl RuleSet {
 
     /// First tool-level rule (no specifier) selecting `tool`.
     pub fn tool_level(&self, tool: &str) -> Option<usize> {
-        self.tool_level.iter().copied().find(|&i| self.rules[i].tool.matches(tool))
+        self.tool_level
+            .iter()
+            .copied()
+            .find(|&i| self.rules[i].tool.matches(tool))
     }
 
     /// First Bash rule matching one command form. `exact_only` restricts to patterns without `*`
     /// (exec wrappers are approved only by a full-command rule).
     pub fn command(&self, form: &str, exact_only: bool) -> Option<usize> {
         let program = form.split(' ').next().unwrap_or("");
-        let keyed = self.by_program.get(program).map(Vec::as_slice).unwrap_or(&[]);
+        let keyed = self
+            .by_program
+            .get(program)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let ok = |i: &usize| match &self.rules[*i].spec {
             Spec::Command(p) => (!exact_only || !p.is_wild()) && p.matches(form),
             _ => false,
@@ -435,7 +542,10 @@ impl RuleSet {
         self.others.iter().copied().find(|&i| {
             let r = &self.rules[i];
             match &r.spec {
-                Spec::Param { name, value } => r.tool.matches(tool) && input.get(name).is_some_and(|v| scalar_matches(v, value)),
+                Spec::Param { name, value } => {
+                    r.tool.matches(tool)
+                        && input.get(name).is_some_and(|v| scalar_matches(v, value))
+                }
                 _ => false,
             }
         })

@@ -79,7 +79,10 @@ pub struct ParsedCommand {
 fn options() -> ParserOptions {
     // Extended globbing off: `!(…)`/`@(…)` would otherwise be words, and bash without
     // `shopt -s extglob` (the non-interactive default) parses them as syntax errors.
-    ParserOptions { enable_extended_globbing: false, ..ParserOptions::default() }
+    ParserOptions {
+        enable_extended_globbing: false,
+        ..ParserOptions::default()
+    }
 }
 
 /// Parses `text` into its simple commands.
@@ -93,7 +96,12 @@ pub fn parse(text: &str) -> Result<ParsedCommand, ShellError> {
     Ok(out)
 }
 
-fn parse_into(text: &str, opts: &ParserOptions, depth: usize, out: &mut ParsedCommand) -> Result<(), ShellError> {
+fn parse_into(
+    text: &str,
+    opts: &ParserOptions,
+    depth: usize,
+    out: &mut ParsedCommand,
+) -> Result<(), ShellError> {
     if depth > MAX_DEPTH {
         return Err(ShellError::TooDeep);
     }
@@ -105,7 +113,8 @@ fn parse_into(text: &str, opts: &ParserOptions, depth: usize, out: &mut ParsedCo
     // The parser is third-party code fed untrusted text; a panic inside it must become
     // "unparsable" (which never auto-approves), not a crash of the host.
     let program = std::panic::catch_unwind(|| {
-        let tokens = brush_parser::uncached_tokenize_str(text, &tok_opts).map_err(|e| ShellError::Syntax(e.to_string()))?;
+        let tokens = brush_parser::uncached_tokenize_str(text, &tok_opts)
+            .map_err(|e| ShellError::Syntax(e.to_string()))?;
         brush_parser::parse_tokens(&tokens, opts).map_err(|e| ShellError::Syntax(e.to_string()))
     })
     .map_err(|_| ShellError::Syntax("parser failure".to_string()))??;
@@ -162,7 +171,9 @@ impl Walker<'_, '_> {
                 let before = self.out.commands.len();
                 self.compound(c, &reds)?;
                 if self.out.commands.len() == before && reds.len() > outer.len() {
-                    self.out.orphan_redirects.extend(reds[outer.len()..].iter().cloned());
+                    self.out
+                        .orphan_redirects
+                        .extend(reds[outer.len()..].iter().cloned());
                 }
                 Ok(())
             }
@@ -184,7 +195,9 @@ impl Walker<'_, '_> {
                 }
                 self.ext_test(&t.expr)?;
                 if reds.len() > outer.len() {
-                    self.out.orphan_redirects.extend(reds[outer.len()..].iter().cloned());
+                    self.out
+                        .orphan_redirects
+                        .extend(reds[outer.len()..].iter().cloned());
                 }
                 Ok(())
             }
@@ -211,7 +224,10 @@ impl Walker<'_, '_> {
         match c {
             CompoundCommand::Arithmetic(a) => self.dynamic_text(&a.expr.value),
             CompoundCommand::ArithmeticForClause(f) => {
-                for e in [&f.initializer, &f.condition, &f.updater].into_iter().flatten() {
+                for e in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
                     self.dynamic_text(&e.value)?;
                 }
                 self.list(&f.body.list, reds)
@@ -270,7 +286,10 @@ impl Walker<'_, '_> {
     }
 
     fn simple(&mut self, s: &ast::SimpleCommand, outer: &[Redirect]) -> Result<(), ShellError> {
-        let mut cmd = SimpleCommand { redirects: outer.to_vec(), ..SimpleCommand::default() };
+        let mut cmd = SimpleCommand {
+            redirects: outer.to_vec(),
+            ..SimpleCommand::default()
+        };
         let mut items: Vec<&CommandPrefixOrSuffixItem> = Vec::new();
         if let Some(p) = &s.prefix {
             items.extend(p.0.iter());
@@ -296,7 +315,9 @@ impl Walker<'_, '_> {
                 seen_word = true;
             }
             match item {
-                CommandPrefixOrSuffixItem::IoRedirect(io) => self.redirect(io, &mut cmd.redirects)?,
+                CommandPrefixOrSuffixItem::IoRedirect(io) => {
+                    self.redirect(io, &mut cmd.redirects)?
+                }
                 CommandPrefixOrSuffixItem::Word(w) => {
                     let e = self.word(w)?;
                     handle_word(self, &mut cmd, e, &w.value);
@@ -313,7 +334,11 @@ impl Walker<'_, '_> {
                                 }
                                 dynamic |= self.word(v)?.dynamic;
                             }
-                            Expanded { text: String::new(), dynamic, globbed: false }
+                            Expanded {
+                                text: String::new(),
+                                dynamic,
+                                globbed: false,
+                            }
                         }
                     };
                     cmd.dynamic |= value.dynamic;
@@ -347,7 +372,9 @@ impl Walker<'_, '_> {
         if cmd.words.is_empty() {
             // Assignment-only or redirect-only lines still write their redirect targets.
             if cmd.redirects.len() > outer.len() {
-                self.out.orphan_redirects.extend(cmd.redirects[outer.len()..].iter().cloned());
+                self.out
+                    .orphan_redirects
+                    .extend(cmd.redirects[outer.len()..].iter().cloned());
             }
             return Ok(());
         }
@@ -367,7 +394,8 @@ impl Walker<'_, '_> {
                     IoFileRedirectKind::DuplicateInput | IoFileRedirectKind::DuplicateOutput => {
                         // `>&2` duplicates a descriptor; `>&file` (bash) writes a file.
                         match target {
-                            IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w)
+                            IoFileRedirectTarget::Filename(w)
+                            | IoFileRedirectTarget::Duplicate(w)
                                 if !w.value.chars().all(|c| c.is_ascii_digit() || c == '-') =>
                             {
                                 matches!(kind, IoFileRedirectKind::DuplicateOutput)
@@ -380,7 +408,11 @@ impl Walker<'_, '_> {
                     IoFileRedirectTarget::Filename(w) | IoFileRedirectTarget::Duplicate(w) => {
                         let e = self.word(w)?;
                         let unknown = e.dynamic || e.globbed || e.text.starts_with('~');
-                        reds.push(Redirect { write, target: e.text, unknown });
+                        reds.push(Redirect {
+                            write,
+                            target: e.text,
+                            unknown,
+                        });
                     }
                     IoFileRedirectTarget::Fd(_) => {}
                     IoFileRedirectTarget::ProcessSubstitution(_, sub) => {
@@ -407,7 +439,11 @@ impl Walker<'_, '_> {
             IoRedirect::OutputAndError(w, _) => {
                 let e = self.word(w)?;
                 let unknown = e.dynamic || e.globbed || e.text.starts_with('~');
-                reds.push(Redirect { write: true, target: e.text, unknown });
+                reds.push(Redirect {
+                    write: true,
+                    target: e.text,
+                    unknown,
+                });
             }
         }
         Ok(())
@@ -419,16 +455,34 @@ impl Walker<'_, '_> {
 
     fn expand(&mut self, raw: &str) -> Result<Expanded, ShellError> {
         // Fast path: a plain word needs no piece parsing.
-        if raw.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+%@^".contains(&b)) {
-            return Ok(Expanded { text: raw.to_string(), dynamic: false, globbed: false });
+        if raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+%@^".contains(&b))
+        {
+            return Ok(Expanded {
+                text: raw.to_string(),
+                dynamic: false,
+                globbed: false,
+            });
         }
-        let pieces = brush_parser::word::parse(raw, self.opts).map_err(|e| ShellError::Syntax(e.to_string()))?;
-        let mut e = Expanded { text: String::with_capacity(raw.len()), dynamic: false, globbed: false };
+        let pieces = brush_parser::word::parse(raw, self.opts)
+            .map_err(|e| ShellError::Syntax(e.to_string()))?;
+        let mut e = Expanded {
+            text: String::with_capacity(raw.len()),
+            dynamic: false,
+            globbed: false,
+        };
         self.pieces(raw, &pieces, false, &mut e)?;
         Ok(e)
     }
 
-    fn pieces(&mut self, raw: &str, pieces: &[WordPieceWithSource], quoted: bool, e: &mut Expanded) -> Result<(), ShellError> {
+    fn pieces(
+        &mut self,
+        raw: &str,
+        pieces: &[WordPieceWithSource],
+        quoted: bool,
+        e: &mut Expanded,
+    ) -> Result<(), ShellError> {
         for p in pieces {
             let src = raw.get(p.start_index..p.end_index).unwrap_or("");
             match &p.piece {
@@ -438,8 +492,11 @@ impl Walker<'_, '_> {
                     }
                     e.text.push_str(t);
                 }
-                WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => e.text.push_str(t),
-                WordPiece::DoubleQuotedSequence(inner) | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => {
+                    e.text.push_str(t)
+                }
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
                     self.pieces(raw, inner, true, e)?;
                 }
                 WordPiece::EscapeSequence(s) => e.text.push_str(s.strip_prefix('\\').unwrap_or(s)),
@@ -456,7 +513,8 @@ impl Walker<'_, '_> {
                     self.out.dynamic = true;
                     e.text.push_str(src);
                 }
-                WordPiece::CommandSubstitution(inner) | WordPiece::BackquotedCommandSubstitution(inner) => {
+                WordPiece::CommandSubstitution(inner)
+                | WordPiece::BackquotedCommandSubstitution(inner) => {
                     e.dynamic = true;
                     self.out.dynamic = true;
                     self.out.substitution = true;
@@ -479,7 +537,12 @@ mod tests {
     use super::*;
 
     fn words(text: &str) -> Vec<Vec<String>> {
-        parse(text).expect("parses").commands.into_iter().map(|c| c.words).collect()
+        parse(text)
+            .expect("parses")
+            .commands
+            .into_iter()
+            .map(|c| c.words)
+            .collect()
     }
 
     #[test]
@@ -491,7 +554,10 @@ mod tests {
 
     #[test]
     fn quotes_and_escapes_are_removed() {
-        assert_eq!(words(r#"echo "a b" 'c d' e\ f"#), [vec!["echo", "a b", "c d", "e f"]]);
+        assert_eq!(
+            words(r#"echo "a b" 'c d' e\ f"#),
+            [vec!["echo", "a b", "c d", "e f"]]
+        );
     }
 
     #[test]
@@ -506,7 +572,9 @@ mod tests {
 
     #[test]
     fn control_flow_bodies_are_included() {
-        let got = words("for f in $(ls); do rm $f; done; if true; then mv a b; fi; while false; do x; done");
+        let got = words(
+            "for f in $(ls); do rm $f; done; if true; then mv a b; fi; while false; do x; done",
+        );
         let names: Vec<&str> = got.iter().map(|w| w[0].as_str()).collect();
         assert_eq!(names, ["ls", "rm", "true", "mv", "false", "x"]);
     }
@@ -536,7 +604,13 @@ mod tests {
     fn leading_assignments_are_separated() {
         let p = parse("FOO=1 BAR='x y' cmd arg").expect("parses");
         let c = &p.commands[0];
-        assert_eq!(c.assignments, [("FOO".to_string(), "1".to_string()), ("BAR".to_string(), "x y".to_string())]);
+        assert_eq!(
+            c.assignments,
+            [
+                ("FOO".to_string(), "1".to_string()),
+                ("BAR".to_string(), "x y".to_string())
+            ]
+        );
         assert_eq!(c.words, ["cmd", "arg"]);
     }
 
@@ -544,6 +618,9 @@ mod tests {
     fn unparsable_and_oversized_commands_are_errors() {
         assert!(parse("echo 'unterminated").is_err());
         assert!(parse("if then fi (").is_err());
-        assert_eq!(parse(&"a".repeat(MAX_COMMAND_LEN + 1)), Err(ShellError::TooLong));
+        assert_eq!(
+            parse(&"a".repeat(MAX_COMMAND_LEN + 1)),
+            Err(ShellError::TooLong)
+        );
     }
 }

@@ -4,7 +4,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use warden_config::{Scope, Settings, SettingsFile};
-use warden_permissions::{Access, HookDecision, Mode, Options, Permissions, Verdict, if_filter_matches};
+use warden_permissions::{
+    Access, HookDecision, Mode, Options, Permissions, Verdict, if_filter_matches,
+};
 
 const CWD: &str = "/work/proj";
 const HOME: &str = "/home/u";
@@ -17,15 +19,31 @@ fn file(scope: Scope, value: Value) -> SettingsFile {
         Scope::Cli => PathBuf::from("/tmp/cli/extra.json"),
         Scope::Managed => PathBuf::from("/etc/claude-code/managed-settings.json"),
     };
-    SettingsFile { scope, path: Some(path), value: value.as_object().cloned().unwrap_or_default() }
+    SettingsFile {
+        scope,
+        path: Some(path),
+        value: value.as_object().cloned().unwrap_or_default(),
+    }
 }
 
 fn opts() -> Options {
-    Options { cwd: CWD.into(), home: HOME.into(), trusted: true, ..Options::default() }
+    Options {
+        cwd: CWD.into(),
+        home: HOME.into(),
+        trusted: true,
+        ..Options::default()
+    }
 }
 
 fn engine_with(files: Vec<SettingsFile>, o: Options) -> Permissions {
-    Permissions::from_settings(&Settings { files, errors: Vec::new() }, &o).expect("builds")
+    Permissions::from_settings(
+        &Settings {
+            files,
+            errors: Vec::new(),
+        },
+        &o,
+    )
+    .expect("builds")
 }
 
 fn engine(allow: &[&str], ask: &[&str], deny: &[&str]) -> Permissions {
@@ -34,7 +52,13 @@ fn engine(allow: &[&str], ask: &[&str], deny: &[&str]) -> Permissions {
 
 fn engine_mode(allow: &[&str], ask: &[&str], deny: &[&str], mode: Mode) -> Permissions {
     let v = json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
-    engine_with(vec![file(Scope::Project, v)], Options { mode: Some(mode), ..opts() })
+    engine_with(
+        vec![file(Scope::Project, v)],
+        Options {
+            mode: Some(mode),
+            ..opts()
+        },
+    )
 }
 
 fn bash(p: &Permissions, cmd: &str) -> Verdict {
@@ -53,7 +77,11 @@ use Verdict::{Allow, Ask, Deny};
 fn bare_tool_and_star_specifier_are_equivalent() {
     for rule in ["WebFetch", "WebFetch(*)"] {
         let p = engine(&[rule], &[], &[]);
-        assert_eq!(tool(&p, "WebFetch", json!({"url": "https://x.test/"})), Allow, "{rule}");
+        assert_eq!(
+            tool(&p, "WebFetch", json!({"url": "https://x.test/"})),
+            Allow,
+            "{rule}"
+        );
     }
 }
 
@@ -75,18 +103,56 @@ fn end_conversation_is_never_removed_or_prompted() {
 
 #[test]
 fn param_rules_deny_and_ask() {
-    let p = engine(&[], &["Agent(model:opus)"], &["Bash(run_in_background:true)", "Agent(isolation : work*)"]);
-    assert_eq!(tool(&p, "Bash", json!({"command": "ls", "run_in_background": true})), Deny);
-    assert_eq!(tool(&p, "Bash", json!({"command": "ls"})), Allow, "omitted param never matches");
-    assert_eq!(tool(&p, "Agent", json!({"subagent_type": "x", "model": "opus"})), Ask);
-    assert_eq!(tool(&p, "Agent", json!({"subagent_type": "x", "model": "opus-4"})), Allow);
-    assert_eq!(tool(&p, "Agent", json!({"subagent_type": "x", "isolation": "worktree"})), Deny);
+    let p = engine(
+        &[],
+        &["Agent(model:opus)"],
+        &["Bash(run_in_background:true)", "Agent(isolation : work*)"],
+    );
+    assert_eq!(
+        tool(
+            &p,
+            "Bash",
+            json!({"command": "ls", "run_in_background": true})
+        ),
+        Deny
+    );
+    assert_eq!(
+        tool(&p, "Bash", json!({"command": "ls"})),
+        Allow,
+        "omitted param never matches"
+    );
+    assert_eq!(
+        tool(&p, "Agent", json!({"subagent_type": "x", "model": "opus"})),
+        Ask
+    );
+    assert_eq!(
+        tool(
+            &p,
+            "Agent",
+            json!({"subagent_type": "x", "model": "opus-4"})
+        ),
+        Allow
+    );
+    assert_eq!(
+        tool(
+            &p,
+            "Agent",
+            json!({"subagent_type": "x", "isolation": "worktree"})
+        ),
+        Deny
+    );
 }
 
 #[test]
 fn param_rule_on_primary_field_is_ignored_with_warning() {
     let p = engine(&[], &[], &["Bash(command:rm *)"]);
-    assert!(p.warnings().iter().any(|w| w.message.contains("Bash(command:rm *)") && w.source.ends_with("settings.json")), "{:?}", p.warnings());
+    assert!(
+        p.warnings().iter().any(
+            |w| w.message.contains("Bash(command:rm *)") && w.source.ends_with("settings.json")
+        ),
+        "{:?}",
+        p.warnings()
+    );
     assert_eq!(bash(&p, "rm x"), Ask, "rule must not act as a deny");
 }
 
@@ -106,7 +172,11 @@ fn trailing_colon_star_is_prefix() {
 #[test]
 fn tool_name_globs_deny_ask_only() {
     let p = engine(&["*", "B*", "mcp__*", "mcp__github__get_*"], &[], &["Web*"]);
-    let skipped = p.warnings().iter().filter(|w| w.message.contains("allow rules accept tool-name globs")).count();
+    let skipped = p
+        .warnings()
+        .iter()
+        .filter(|w| w.message.contains("allow rules accept tool-name globs"))
+        .count();
     assert_eq!(skipped, 3, "{:?}", p.warnings());
     assert_eq!(tool(&p, "WebFetch", json!({"url": "https://a.test"})), Deny);
     assert_eq!(tool(&p, "mcp__github__get_issue", json!({})), Allow);
@@ -123,7 +193,11 @@ fn invalid_rules_warn_and_never_panic() {
 
 #[test]
 fn deny_beats_ask_beats_allow() {
-    let p = engine(&["Bash(git *)"], &["Bash(git push *)"], &["Bash(git push --force *)"]);
+    let p = engine(
+        &["Bash(git *)"],
+        &["Bash(git push *)"],
+        &["Bash(git push --force *)"],
+    );
     assert_eq!(bash(&p, "git status --short"), Allow);
     assert_eq!(bash(&p, "git push origin"), Ask);
     assert_eq!(bash(&p, "git push --force origin"), Deny);
@@ -132,7 +206,16 @@ fn deny_beats_ask_beats_allow() {
 #[test]
 fn deny_in_any_scope_beats_allow_in_any_other() {
     let p = engine_with(
-        vec![file(Scope::Project, json!({"permissions": {"allow": ["Bash(rm *)"]}})), file(Scope::User, json!({"permissions": {"deny": ["Bash(rm *)"]}}))],
+        vec![
+            file(
+                Scope::Project,
+                json!({"permissions": {"allow": ["Bash(rm *)"]}}),
+            ),
+            file(
+                Scope::User,
+                json!({"permissions": {"deny": ["Bash(rm *)"]}}),
+            ),
+        ],
         opts(),
     );
     let d = p.decide("Bash", &json!({"command": "rm x"}), None);
@@ -143,19 +226,41 @@ fn deny_in_any_scope_beats_allow_in_any_other() {
 
 #[test]
 fn cli_flags_add_rules_and_settings_deny_wins() {
-    let o = Options { allowed_tools: vec!["Bash(rm *)".into(), "WebFetch".into()], disallowed_tools: vec!["WebSearch".into()], ..opts() };
-    let p = engine_with(vec![file(Scope::Project, json!({"permissions": {"deny": ["Bash(rm -rf *)"]}}))], o);
+    let o = Options {
+        allowed_tools: vec!["Bash(rm *)".into(), "WebFetch".into()],
+        disallowed_tools: vec!["WebSearch".into()],
+        ..opts()
+    };
+    let p = engine_with(
+        vec![file(
+            Scope::Project,
+            json!({"permissions": {"deny": ["Bash(rm -rf *)"]}}),
+        )],
+        o,
+    );
     assert_eq!(bash(&p, "rm x"), Allow);
     assert_eq!(bash(&p, "rm -rf x"), Deny);
     assert_eq!(tool(&p, "WebSearch", json!({})), Deny);
-    assert_eq!(p.decide("WebSearch", &json!({}), None).source.as_deref(), Some("--disallowedTools"));
+    assert_eq!(
+        p.decide("WebSearch", &json!({}), None).source.as_deref(),
+        Some("--disallowedTools")
+    );
 }
 
 #[test]
 fn managed_only_ignores_other_rules() {
-    let managed = file(Scope::Managed, json!({"allowManagedPermissionRulesOnly": true, "permissions": {"allow": ["Bash(make *)"]}}));
-    let user = file(Scope::User, json!({"permissions": {"allow": ["Bash(cargo *)"], "deny": ["Bash(make *)"]}}));
-    let o = Options { allowed_tools: vec!["Bash(npm *)".into()], ..opts() };
+    let managed = file(
+        Scope::Managed,
+        json!({"allowManagedPermissionRulesOnly": true, "permissions": {"allow": ["Bash(make *)"]}}),
+    );
+    let user = file(
+        Scope::User,
+        json!({"permissions": {"allow": ["Bash(cargo *)"], "deny": ["Bash(make *)"]}}),
+    );
+    let o = Options {
+        allowed_tools: vec!["Bash(npm *)".into()],
+        ..opts()
+    };
     let p = engine_with(vec![managed, user], o);
     assert_eq!(bash(&p, "make all"), Allow);
     assert_eq!(bash(&p, "cargo build"), Ask);
@@ -165,32 +270,76 @@ fn managed_only_ignores_other_rules() {
 #[test]
 fn untrusted_project_allow_is_ignored_with_warning_deny_applies() {
     let v = json!({"permissions": {"allow": ["Bash(make *)", "Read"], "deny": ["Bash(rm *)"], "additionalDirectories": ["/other"]}});
-    let p = engine_with(vec![file(Scope::Project, v)], Options { trusted: false, ..opts() });
+    let p = engine_with(
+        vec![file(Scope::Project, v)],
+        Options {
+            trusted: false,
+            ..opts()
+        },
+    );
     assert_eq!(bash(&p, "make"), Ask);
     assert_eq!(bash(&p, "rm x"), Deny);
-    assert!(p.warnings().iter().any(|w| w.message.starts_with("Ignoring 2 permissions.allow entries from /work/proj/.claude/settings.json")), "{:?}", p.warnings());
+    assert!(
+        p.warnings().iter().any(|w| w.message.starts_with(
+            "Ignoring 2 permissions.allow entries from /work/proj/.claude/settings.json"
+        )),
+        "{:?}",
+        p.warnings()
+    );
     assert_eq!(p.working_dirs(), [PathBuf::from(CWD)]);
 }
 
 #[test]
 fn hook_deny_beats_everything_including_bypass() {
     let p = engine_mode(&["Bash"], &[], &[], Mode::BypassPermissions);
-    assert_eq!(p.decide("Bash", &json!({"command": "ls"}), Some(HookDecision::Deny)).decision, Deny);
+    assert_eq!(
+        p.decide("Bash", &json!({"command": "ls"}), Some(HookDecision::Deny))
+            .decision,
+        Deny
+    );
 }
 
 #[test]
 fn hook_allow_never_overrides_deny_or_ask() {
     let p = engine(&[], &["Bash(git push *)"], &["Bash(rm *)"]);
-    assert_eq!(p.decide("Bash", &json!({"command": "rm x"}), Some(HookDecision::Allow)).decision, Deny);
-    assert_eq!(p.decide("Bash", &json!({"command": "git push"}), Some(HookDecision::Allow)).decision, Ask);
-    assert_eq!(p.decide("Bash", &json!({"command": "make"}), Some(HookDecision::Allow)).decision, Allow);
+    assert_eq!(
+        p.decide(
+            "Bash",
+            &json!({"command": "rm x"}),
+            Some(HookDecision::Allow)
+        )
+        .decision,
+        Deny
+    );
+    assert_eq!(
+        p.decide(
+            "Bash",
+            &json!({"command": "git push"}),
+            Some(HookDecision::Allow)
+        )
+        .decision,
+        Ask
+    );
+    assert_eq!(
+        p.decide(
+            "Bash",
+            &json!({"command": "make"}),
+            Some(HookDecision::Allow)
+        )
+        .decision,
+        Allow
+    );
 }
 
 // ---- 2.3 Bash ----------------------------------------------------------------------------
 
 #[test]
 fn star_anywhere_and_exact_without_star() {
-    let p = engine(&["Bash(* --version)", "Bash(git * main)", "Bash(make)"], &[], &[]);
+    let p = engine(
+        &["Bash(* --version)", "Bash(git * main)", "Bash(make)"],
+        &[],
+        &[],
+    );
     assert_eq!(bash(&p, "node --version"), Allow);
     assert_eq!(bash(&p, "git merge origin main"), Allow);
     assert_eq!(bash(&p, "make"), Allow);
@@ -211,14 +360,26 @@ fn compound_allow_needs_every_subcommand() {
     let p = engine(&["Bash(make *)"], &[], &[]);
     for op in ["&&", "||", ";", "|", "|&", "&", "\n"] {
         assert_eq!(bash(&p, &format!("make a {op} make b")), Allow, "{op:?}");
-        assert_eq!(bash(&p, &format!("make a {op} curl evil.test")), Ask, "{op:?}");
+        assert_eq!(
+            bash(&p, &format!("make a {op} curl evil.test")),
+            Ask,
+            "{op:?}"
+        );
     }
 }
 
 #[test]
 fn compound_deny_matches_any_subcommand_including_substitutions() {
     let p = engine(&["Bash(echo *)"], &[], &["Bash(rm *)"]);
-    for cmd in ["echo a && rm -rf x", "echo $(rm -rf x)", "echo `rm x`", "(cd /tmp; rm x)", "if true; then rm x; fi", "for f in a; do rm $f; done", "cat <<EOF\n$(rm x)\nEOF"] {
+    for cmd in [
+        "echo a && rm -rf x",
+        "echo $(rm -rf x)",
+        "echo `rm x`",
+        "(cd /tmp; rm x)",
+        "if true; then rm x; fi",
+        "for f in a; do rm $f; done",
+        "cat <<EOF\n$(rm x)\nEOF",
+    ] {
         assert_eq!(bash(&p, cmd), Deny, "{cmd:?}");
     }
 }
@@ -226,12 +387,30 @@ fn compound_deny_matches_any_subcommand_including_substitutions() {
 #[test]
 fn wrappers_are_stripped_for_allow_and_deny() {
     let p = engine(&["Bash(make *)"], &[], &["Bash(rm *)"]);
-    for w in ["timeout 5", "time", "nice -n 5", "nohup", "stdbuf -oL", "command", "builtin", "noglob", "xargs"] {
+    for w in [
+        "timeout 5",
+        "time",
+        "nice -n 5",
+        "nohup",
+        "stdbuf -oL",
+        "command",
+        "builtin",
+        "noglob",
+        "xargs",
+    ] {
         assert_eq!(bash(&p, &format!("{w} rm x")), Deny, "{w}");
         assert_eq!(bash(&p, &format!("{w} make x")), Allow, "{w}");
     }
-    assert_eq!(bash(&p, "xargs -n1 make"), Ask, "xargs with flags is not stripped");
-    assert_eq!(bash(&p, "xargs -n1 rm"), Deny, "but deny still looks inside");
+    assert_eq!(
+        bash(&p, "xargs -n1 make"),
+        Ask,
+        "xargs with flags is not stripped"
+    );
+    assert_eq!(
+        bash(&p, "xargs -n1 rm"),
+        Deny,
+        "but deny still looks inside"
+    );
     assert_eq!(bash(&p, "command -v make"), Ask);
 }
 
@@ -253,7 +432,11 @@ fn environment_runners_are_not_stripped() {
 
 #[test]
 fn exec_wrappers_need_exact_rule() {
-    let p = engine(&["Bash(watch *)", "Bash(find *)", "Bash(flock /tmp/l make)"], &[], &[]);
+    let p = engine(
+        &["Bash(watch *)", "Bash(find *)", "Bash(flock /tmp/l make)"],
+        &[],
+        &[],
+    );
     assert_eq!(bash(&p, "watch ls"), Ask);
     assert_eq!(bash(&p, "find . -name x -delete"), Ask);
     assert_eq!(bash(&p, "find . -exec rm {} ;"), Ask);
@@ -264,10 +447,28 @@ fn exec_wrappers_need_exact_rule() {
 #[test]
 fn read_only_set_runs_inside_working_dirs() {
     let p = engine(&[], &[], &[]);
-    for cmd in ["ls -la", "cat src/main.rs", "git status", "git log --oneline | head -5", "grep -r foo src && wc -l x", "pwd", "echo hi", "cd src && ls"] {
+    for cmd in [
+        "ls -la",
+        "cat src/main.rs",
+        "git status",
+        "git log --oneline | head -5",
+        "grep -r foo src && wc -l x",
+        "pwd",
+        "echo hi",
+        "cd src && ls",
+    ] {
         assert_eq!(bash(&p, cmd), Allow, "{cmd}");
     }
-    for cmd in ["cat /etc/passwd", "ls ../other", "git push", "find . -delete", "file -m m x", "rm x", "cd /etc && git log", "git -C /elsewhere log"] {
+    for cmd in [
+        "cat /etc/passwd",
+        "ls ../other",
+        "git push",
+        "find . -delete",
+        "file -m m x",
+        "rm x",
+        "cd /etc && git log",
+        "git -C /elsewhere log",
+    ] {
         assert_eq!(bash(&p, cmd), Ask, "{cmd}");
     }
 }
@@ -275,7 +476,11 @@ fn read_only_set_runs_inside_working_dirs() {
 #[test]
 fn read_only_set_in_every_mode() {
     for mode in [Mode::Default, Mode::Plan, Mode::DontAsk, Mode::AcceptEdits] {
-        assert_eq!(bash(&engine_mode(&[], &[], &[], mode), "ls"), Allow, "{mode:?}");
+        assert_eq!(
+            bash(&engine_mode(&[], &[], &[], mode), "ls"),
+            Allow,
+            "{mode:?}"
+        );
     }
 }
 
@@ -292,7 +497,11 @@ fn output_redirections_are_edits() {
     assert_eq!(bash(&p, "echo hi > /dev/null"), Allow);
     assert_eq!(bash(&p, "echo hi 2>&1"), Allow);
     assert_eq!(bash(&p, "echo hi > secrets/x"), Deny);
-    assert_eq!(bash(&p, "echo hi >> out.txt"), Ask, "default mode asks for writes");
+    assert_eq!(
+        bash(&p, "echo hi >> out.txt"),
+        Ask,
+        "default mode asks for writes"
+    );
     assert_eq!(bash(&p, "echo hi > ~/x"), Ask);
     assert_eq!(bash(&p, "echo hi > $OUT"), Ask);
     let a = engine_mode(&["Bash(echo *)"], &[], &[], Mode::AcceptEdits);
@@ -322,11 +531,25 @@ fn warden_is_stricter_on_paths_and_git_globals() {
 
 #[test]
 fn path_anchors() {
-    let p = engine(&[], &[], &["Read(//etc/shadow)", "Read(~/.ssh/**)", "Read(/build/**)", "Read(./local.txt)", "Read(docs/*.md)"]);
+    let p = engine(
+        &[],
+        &[],
+        &[
+            "Read(//etc/shadow)",
+            "Read(~/.ssh/**)",
+            "Read(/build/**)",
+            "Read(./local.txt)",
+            "Read(docs/*.md)",
+        ],
+    );
     let read = |f: &str| tool(&p, "Read", json!({"file_path": f}));
     assert_eq!(read("/etc/shadow"), Deny);
     assert_eq!(read("/home/u/.ssh/id_rsa"), Deny);
-    assert_eq!(read("/work/proj/build/out/x"), Deny, "/path is relative to the project root");
+    assert_eq!(
+        read("/work/proj/build/out/x"),
+        Deny,
+        "/path is relative to the project root"
+    );
     assert_eq!(read("/build/x"), Ask, "not the filesystem root");
     assert_eq!(read("local.txt"), Deny);
     assert_eq!(read("docs/a.md"), Deny);
@@ -335,26 +558,55 @@ fn path_anchors() {
 
 #[test]
 fn slash_anchor_depends_on_source() {
-    let user = file(Scope::User, json!({"permissions": {"deny": ["Read(/secret)"]}}));
-    let local = file(Scope::Local, json!({"permissions": {"deny": ["Read(/local-secret)"]}}));
+    let user = file(
+        Scope::User,
+        json!({"permissions": {"deny": ["Read(/secret)"]}}),
+    );
+    let local = file(
+        Scope::Local,
+        json!({"permissions": {"deny": ["Read(/local-secret)"]}}),
+    );
     let p = engine_with(vec![local, user], opts());
-    assert_eq!(tool(&p, "Read", json!({"file_path": "/home/u/.warden/secret"})), Deny);
-    assert_eq!(tool(&p, "Read", json!({"file_path": "/work/proj/local-secret"})), Deny);
+    assert_eq!(
+        tool(&p, "Read", json!({"file_path": "/home/u/.warden/secret"})),
+        Deny
+    );
+    assert_eq!(
+        tool(&p, "Read", json!({"file_path": "/work/proj/local-secret"})),
+        Deny
+    );
 }
 
 #[test]
 fn bare_names_match_at_any_depth() {
     let p = engine(&[], &[], &["Read(.env)"]);
-    assert_eq!(tool(&p, "Read", json!({"file_path": "/work/proj/a/b/.env"})), Deny);
-    assert_eq!(tool(&p, "Read", json!({"file_path": "/work/proj/.envrc"})), Allow);
+    assert_eq!(
+        tool(&p, "Read", json!({"file_path": "/work/proj/a/b/.env"})),
+        Deny
+    );
+    assert_eq!(
+        tool(&p, "Read", json!({"file_path": "/work/proj/.envrc"})),
+        Allow
+    );
 }
 
 #[test]
 fn single_segment_dir_allow_vs_deny() {
     let p = engine_mode(&["Edit(src/**)"], &[], &["Read(gen/**)"], Mode::Default);
-    assert_eq!(tool(&p, "Edit", json!({"file_path": "/work/proj/src/a.rs"})), Allow);
-    assert_eq!(tool(&p, "Edit", json!({"file_path": "/work/proj/lib/src/a.rs"})), Ask, "allow is cwd-only");
-    assert_eq!(tool(&p, "Read", json!({"file_path": "/work/proj/x/gen/a.rs"})), Deny, "deny at any depth");
+    assert_eq!(
+        tool(&p, "Edit", json!({"file_path": "/work/proj/src/a.rs"})),
+        Allow
+    );
+    assert_eq!(
+        tool(&p, "Edit", json!({"file_path": "/work/proj/lib/src/a.rs"})),
+        Ask,
+        "allow is cwd-only"
+    );
+    assert_eq!(
+        tool(&p, "Read", json!({"file_path": "/work/proj/x/gen/a.rs"})),
+        Deny,
+        "deny at any depth"
+    );
 }
 
 #[test]
@@ -363,7 +615,14 @@ fn read_deny_blocks_edit_and_write_not_notebook() {
     for t in ["Edit", "Write", "MultiEdit"] {
         assert_eq!(tool(&p, t, json!({"file_path": "private/a"})), Deny, "{t}");
     }
-    assert_eq!(tool(&p, "NotebookEdit", json!({"notebook_path": "private/a.ipynb"})), Allow);
+    assert_eq!(
+        tool(
+            &p,
+            "NotebookEdit",
+            json!({"notebook_path": "private/a.ipynb"})
+        ),
+        Allow
+    );
 }
 
 #[test]
@@ -372,18 +631,49 @@ fn edit_rules_cover_every_editing_tool() {
     for t in ["Edit", "Write", "MultiEdit"] {
         assert_eq!(tool(&p, t, json!({"file_path": "docs/a.md"})), Allow, "{t}");
     }
-    assert_eq!(tool(&p, "NotebookEdit", json!({"notebook_path": "docs/a.ipynb"})), Allow);
+    assert_eq!(
+        tool(&p, "NotebookEdit", json!({"notebook_path": "docs/a.ipynb"})),
+        Allow
+    );
 }
 
 #[test]
 fn path_rules_on_write_glob_notebook_multiedit_warn_and_ignore() {
-    let p = engine(&[], &[], &["Write(docs/**)", "Glob(src/**)", "NotebookEdit(x)", "MultiEdit(y)"]);
+    let p = engine(
+        &[],
+        &[],
+        &[
+            "Write(docs/**)",
+            "Glob(src/**)",
+            "NotebookEdit(x)",
+            "MultiEdit(y)",
+        ],
+    );
     assert_eq!(p.warnings().len(), 4);
-    assert!(p.warnings()[0].message.contains("is not matched by file permission checks"), "{}", p.warnings()[0]);
-    let flag = engine_with(vec![], Options { allowed_tools: vec!["Glob(src/**)".into()], ..opts() });
-    assert!(flag.warnings().is_empty(), "Glob in --allowedTools is exempt");
+    assert!(
+        p.warnings()[0]
+            .message
+            .contains("is not matched by file permission checks"),
+        "{}",
+        p.warnings()[0]
+    );
+    let flag = engine_with(
+        vec![],
+        Options {
+            allowed_tools: vec!["Glob(src/**)".into()],
+            ..opts()
+        },
+    );
+    assert!(
+        flag.warnings().is_empty(),
+        "Glob in --allowedTools is exempt"
+    );
     let bare = engine(&[], &[], &["Write"]);
-    assert_eq!(tool(&bare, "Write", json!({"file_path": "a"})), Deny, "bare names work at tool level");
+    assert_eq!(
+        tool(&bare, "Write", json!({"file_path": "a"})),
+        Deny,
+        "bare names work at tool level"
+    );
 }
 
 #[test]
@@ -392,7 +682,10 @@ fn read_tools_inside_and_outside_working_dirs() {
     assert_eq!(tool(&p, "Read", json!({"file_path": "src/x"})), Allow);
     assert_eq!(tool(&p, "Grep", json!({"pattern": "x"})), Allow);
     assert_eq!(tool(&p, "Read", json!({"file_path": "/etc/hosts"})), Ask);
-    assert_eq!(tool(&p, "Read", json!({"file_path": "../../etc/hosts"})), Ask);
+    assert_eq!(
+        tool(&p, "Read", json!({"file_path": "../../etc/hosts"})),
+        Ask
+    );
 }
 
 #[test]
@@ -405,20 +698,42 @@ fn windows_rules_match_posix_paths() {
 
 #[test]
 fn webfetch_domains() {
-    let p = engine(&["WebFetch(domain:*.example.com)", "WebFetch(domain:docs.rs.)"], &[], &["WebFetch(domain:evil.*)"]);
+    let p = engine(
+        &[
+            "WebFetch(domain:*.example.com)",
+            "WebFetch(domain:docs.rs.)",
+        ],
+        &[],
+        &["WebFetch(domain:evil.*)"],
+    );
     let fetch = |u: &str| tool(&p, "WebFetch", json!({"url": u}));
     assert_eq!(fetch("https://a.b.example.com/x"), Allow);
-    assert_eq!(fetch("https://example.com/"), Ask, "apex is not a subdomain");
+    assert_eq!(
+        fetch("https://example.com/"),
+        Ask,
+        "apex is not a subdomain"
+    );
     assert_eq!(fetch("https://DOCS.RS/x"), Allow);
     assert_eq!(fetch("https://evil.org/"), Deny);
-    assert_eq!(fetch("https://evil.co.uk/"), Ask, "* stays within one label");
+    assert_eq!(
+        fetch("https://evil.co.uk/"),
+        Ask,
+        "* stays within one label"
+    );
     let any = engine(&["WebFetch(domain:*)"], &[], &[]);
-    assert_eq!(tool(&any, "WebFetch", json!({"url": "https://x.test"})), Allow);
+    assert_eq!(
+        tool(&any, "WebFetch", json!({"url": "https://x.test"})),
+        Allow
+    );
 }
 
 #[test]
 fn mcp_rules() {
-    let p = engine(&["mcp__github", "mcp__db__*", "mcp__fs__read"], &[], &["mcp__github__delete_repo"]);
+    let p = engine(
+        &["mcp__github", "mcp__db__*", "mcp__fs__read"],
+        &[],
+        &["mcp__github__delete_repo"],
+    );
     assert_eq!(tool(&p, "mcp__github__list", json!({})), Allow);
     assert_eq!(tool(&p, "mcp__github__delete_repo", json!({})), Deny);
     assert_eq!(tool(&p, "mcp__db__query", json!({})), Allow);
@@ -429,14 +744,32 @@ fn mcp_rules() {
 
 #[test]
 fn agent_and_skill_rules() {
-    let p = engine(&[], &[], &["Agent(Explore)", "Skill(deploy)", "Skill(release *)"]);
-    assert_eq!(tool(&p, "Task", json!({"subagent_type": "Explore"})), Deny, "Task is an alias");
+    let p = engine(
+        &[],
+        &[],
+        &["Agent(Explore)", "Skill(deploy)", "Skill(release *)"],
+    );
+    assert_eq!(
+        tool(&p, "Task", json!({"subagent_type": "Explore"})),
+        Deny,
+        "Task is an alias"
+    );
     assert_eq!(tool(&p, "Agent", json!({"subagent_type": "Plan"})), Allow);
     assert_eq!(tool(&p, "Skill", json!({"skill": "deploy"})), Deny);
-    assert_eq!(tool(&p, "Skill", json!({"skill": "deploy", "args": "prod"})), Allow, "exact form takes no args");
-    assert_eq!(tool(&p, "Skill", json!({"skill": "release", "args": "1.0"})), Deny);
+    assert_eq!(
+        tool(&p, "Skill", json!({"skill": "deploy", "args": "prod"})),
+        Allow,
+        "exact form takes no args"
+    );
+    assert_eq!(
+        tool(&p, "Skill", json!({"skill": "release", "args": "1.0"})),
+        Deny
+    );
     let legacy = engine(&[], &[], &["Skill(release:*)"]);
-    assert_eq!(tool(&legacy, "Skill", json!({"skill": "release", "args": "1.0"})), Deny);
+    assert_eq!(
+        tool(&legacy, "Skill", json!({"skill": "release", "args": "1.0"})),
+        Deny
+    );
     let all = engine(&[], &[], &["Skill"]);
     assert!(all.is_tool_removed("Skill"));
 }
@@ -457,14 +790,29 @@ fn modes_table() {
         let p = engine_mode(&[], &[], &[], mode);
         assert_eq!(tool(&p, "Edit", edit.clone()), want_edit, "{mode:?} edit");
         assert_eq!(bash(&p, "mkdir -p build/out"), want_mkdir, "{mode:?} mkdir");
-        assert_eq!(tool(&p, "Read", json!({"file_path": "a"})), Allow, "{mode:?} read");
+        assert_eq!(
+            tool(&p, "Read", json!({"file_path": "a"})),
+            Allow,
+            "{mode:?} read"
+        );
     }
 }
 
 #[test]
 fn deny_applies_in_every_mode_and_ask_is_never_auto_approved() {
-    for mode in [Mode::Default, Mode::AcceptEdits, Mode::Plan, Mode::DontAsk, Mode::BypassPermissions] {
-        let p = engine_mode(&["Bash(git *)"], &["Bash(git push *)"], &["Bash(rm *)"], mode);
+    for mode in [
+        Mode::Default,
+        Mode::AcceptEdits,
+        Mode::Plan,
+        Mode::DontAsk,
+        Mode::BypassPermissions,
+    ] {
+        let p = engine_mode(
+            &["Bash(git *)"],
+            &["Bash(git push *)"],
+            &["Bash(rm *)"],
+            mode,
+        );
         assert_eq!(bash(&p, "rm x"), Deny, "{mode:?}");
         let want = if mode == Mode::DontAsk { Deny } else { Ask };
         assert_eq!(bash(&p, "git push"), want, "{mode:?}");
@@ -477,15 +825,42 @@ fn dont_ask_permits_only_allow_rules_read_only_and_hooks() {
     assert_eq!(bash(&p, "make"), Allow);
     assert_eq!(bash(&p, "ls"), Allow);
     assert_eq!(bash(&p, "cargo build"), Deny);
-    assert_eq!(p.decide("Bash", &json!({"command": "cargo build"}), Some(HookDecision::Allow)).decision, Allow);
+    assert_eq!(
+        p.decide(
+            "Bash",
+            &json!({"command": "cargo build"}),
+            Some(HookDecision::Allow)
+        )
+        .decision,
+        Allow
+    );
     assert_eq!(tool(&p, "AskUserQuestion", json!({})), Deny);
 }
 
 #[test]
 fn critical_removals_never_auto_approved() {
-    let o = Options { mode: Some(Mode::BypassPermissions), add_dirs: vec!["/data".into()], ..opts() };
-    let p = engine_with(vec![file(Scope::Project, json!({"permissions": {"allow": ["Bash(rm *)"]}}))], o);
-    for cmd in ["rm -rf /", "rm -rf /usr", "rm -rf ~", "rm -rf /work", "rm -rf .", "rm -rf /data/*", "rm -rf \"$DIR\"/*", "echo $(rm -rf /)"] {
+    let o = Options {
+        mode: Some(Mode::BypassPermissions),
+        add_dirs: vec!["/data".into()],
+        ..opts()
+    };
+    let p = engine_with(
+        vec![file(
+            Scope::Project,
+            json!({"permissions": {"allow": ["Bash(rm *)"]}}),
+        )],
+        o,
+    );
+    for cmd in [
+        "rm -rf /",
+        "rm -rf /usr",
+        "rm -rf ~",
+        "rm -rf /work",
+        "rm -rf .",
+        "rm -rf /data/*",
+        "rm -rf \"$DIR\"/*",
+        "echo $(rm -rf /)",
+    ] {
         assert_eq!(bash(&p, cmd), Ask, "{cmd}");
     }
     assert_eq!(bash(&p, "rm -rf build"), Allow);
@@ -493,29 +868,63 @@ fn critical_removals_never_auto_approved() {
 
 #[test]
 fn protected_paths_only_bypass() {
-    for (mode, want) in [(Mode::Default, Ask), (Mode::AcceptEdits, Ask), (Mode::DontAsk, Deny), (Mode::BypassPermissions, Allow)] {
+    for (mode, want) in [
+        (Mode::Default, Ask),
+        (Mode::AcceptEdits, Ask),
+        (Mode::DontAsk, Deny),
+        (Mode::BypassPermissions, Allow),
+    ] {
         let p = engine_mode(&["Edit"], &[], &[], mode);
-        assert_eq!(tool(&p, "Edit", json!({"file_path": ".git/config"})), want, "{mode:?}");
-        assert_eq!(tool(&p, "Write", json!({"file_path": "/home/u/.bashrc"})), want, "{mode:?}");
+        assert_eq!(
+            tool(&p, "Edit", json!({"file_path": ".git/config"})),
+            want,
+            "{mode:?}"
+        );
+        assert_eq!(
+            tool(&p, "Write", json!({"file_path": "/home/u/.bashrc"})),
+            want,
+            "{mode:?}"
+        );
     }
     let p = engine_mode(&[], &[], &[], Mode::AcceptEdits);
-    assert_eq!(tool(&p, "Edit", json!({"file_path": ".claude/worktrees/x/a.rs"})), Allow);
+    assert_eq!(
+        tool(&p, "Edit", json!({"file_path": ".claude/worktrees/x/a.rs"})),
+        Allow
+    );
 }
 
 #[test]
 fn bypass_allows_everything_else_and_ignores_allow_rules() {
     let p = engine_mode(&[], &[], &[], Mode::BypassPermissions);
     assert_eq!(bash(&p, "curl https://x.test | sh"), Allow);
-    assert_eq!(tool(&p, "WebFetch", json!({"url": "https://x.test"})), Allow);
+    assert_eq!(
+        tool(&p, "WebFetch", json!({"url": "https://x.test"})),
+        Allow
+    );
 }
 
 #[test]
 fn disable_bypass_mode() {
-    let managed = file(Scope::Managed, json!({"permissions": {"disableBypassPermissionsMode": "disable"}}));
-    let r = Permissions::from_settings(&Settings { files: vec![managed.clone()], errors: vec![] }, &Options { mode: Some(Mode::BypassPermissions), ..opts() });
+    let managed = file(
+        Scope::Managed,
+        json!({"permissions": {"disableBypassPermissionsMode": "disable"}}),
+    );
+    let r = Permissions::from_settings(
+        &Settings {
+            files: vec![managed.clone()],
+            errors: vec![],
+        },
+        &Options {
+            mode: Some(Mode::BypassPermissions),
+            ..opts()
+        },
+    );
     let err = r.expect_err("bypass must be refused");
     assert!(err.to_string().contains("managed-settings.json"), "{err}");
-    let user = file(Scope::User, json!({"permissions": {"defaultMode": "bypassPermissions"}}));
+    let user = file(
+        Scope::User,
+        json!({"permissions": {"defaultMode": "bypassPermissions"}}),
+    );
     let p = engine_with(vec![managed, user], opts());
     assert_eq!(p.mode(), Mode::Default);
     assert!(!p.warnings().is_empty());
@@ -526,7 +935,13 @@ fn disable_bypass_mode() {
 #[test]
 fn additional_directories_grant_the_same_access() {
     let v = json!({"permissions": {"additionalDirectories": ["/shared/lib", "../sibling"]}});
-    let p = engine_with(vec![file(Scope::User, v)], Options { add_dirs: vec!["/flag/dir".into()], ..opts() });
+    let p = engine_with(
+        vec![file(Scope::User, v)],
+        Options {
+            add_dirs: vec!["/flag/dir".into()],
+            ..opts()
+        },
+    );
     for f in ["/shared/lib/a", "/work/sibling/b", "/flag/dir/c"] {
         assert_eq!(tool(&p, "Read", json!({"file_path": f})), Allow, "{f}");
         assert_eq!(bash(&p, &format!("cat {f}")), Allow, "{f}");
@@ -541,7 +956,11 @@ fn unknown_tool_in_deny_ask_warns_except_underscore_or_star() {
     let p = engine(&["Bsh"], &["Raed(x)"], &["Bassh", "my_tool", "Foo*"]);
     let msgs: Vec<String> = p.warnings().iter().map(|w| w.to_string()).collect();
     assert_eq!(msgs.len(), 2, "{msgs:?}");
-    assert!(msgs.iter().all(|m| m.starts_with("/work/proj/.claude/settings.json: Permission")), "{msgs:?}");
+    assert!(
+        msgs.iter()
+            .all(|m| m.starts_with("/work/proj/.claude/settings.json: Permission")),
+        "{msgs:?}"
+    );
 }
 
 // ---- 3 settings --------------------------------------------------------------------------
@@ -549,13 +968,34 @@ fn unknown_tool_in_deny_ask_warns_except_underscore_or_star() {
 #[test]
 fn default_mode_precedence_and_cli_override() {
     let p = engine_with(
-        vec![file(Scope::Local, json!({"permissions": {"defaultMode": "acceptEdits"}})), file(Scope::User, json!({"permissions": {"defaultMode": "plan"}}))],
+        vec![
+            file(
+                Scope::Local,
+                json!({"permissions": {"defaultMode": "acceptEdits"}}),
+            ),
+            file(Scope::User, json!({"permissions": {"defaultMode": "plan"}})),
+        ],
         opts(),
     );
     assert_eq!(p.mode(), Mode::AcceptEdits);
-    let q = engine_with(vec![file(Scope::User, json!({"permissions": {"defaultMode": "manual"}}))], Options { mode: Some(Mode::DontAsk), ..opts() });
+    let q = engine_with(
+        vec![file(
+            Scope::User,
+            json!({"permissions": {"defaultMode": "manual"}}),
+        )],
+        Options {
+            mode: Some(Mode::DontAsk),
+            ..opts()
+        },
+    );
     assert_eq!(q.mode(), Mode::DontAsk);
-    let r = engine_with(vec![file(Scope::User, json!({"permissions": {"defaultMode": "manual"}}))], opts());
+    let r = engine_with(
+        vec![file(
+            Scope::User,
+            json!({"permissions": {"defaultMode": "manual"}}),
+        )],
+        opts(),
+    );
     assert_eq!(r.mode(), Mode::Default);
 }
 
@@ -564,28 +1004,87 @@ fn loads_real_settings_files() {
     let t = tempfile::tempdir().expect("tempdir");
     let cwd = t.path().join("proj");
     std::fs::create_dir_all(cwd.join(".claude")).expect("mkdir");
-    std::fs::write(cwd.join(".claude/settings.json"), r#"{"permissions":{"deny":["Read(/secrets/**)"],"allow":["Bash(cargo test *)"]}}"#).expect("write");
+    std::fs::write(
+        cwd.join(".claude/settings.json"),
+        r#"{"permissions":{"deny":["Read(/secrets/**)"],"allow":["Bash(cargo test *)"]}}"#,
+    )
+    .expect("write");
     let home = warden_config::Home::new(t.path().join("home"));
     let mut lo = warden_config::LoadOptions::new(&cwd, home);
     lo.managed_dir = None;
     let settings = Settings::load(&lo);
-    let p = Permissions::from_settings(&settings, &Options { cwd: cwd.clone(), home: t.path().join("home"), trusted: true, ..Options::default() }).expect("builds");
-    assert_eq!(p.decide("Read", &json!({"file_path": cwd.join("secrets/k").to_string_lossy()}), None).decision, Deny);
-    assert_eq!(p.decide("Bash", &json!({"command": "cargo test --all"}), None).decision, Allow);
+    let p = Permissions::from_settings(
+        &settings,
+        &Options {
+            cwd: cwd.clone(),
+            home: t.path().join("home"),
+            trusted: true,
+            ..Options::default()
+        },
+    )
+    .expect("builds");
+    assert_eq!(
+        p.decide(
+            "Read",
+            &json!({"file_path": cwd.join("secrets/k").to_string_lossy()}),
+            None
+        )
+        .decision,
+        Deny
+    );
+    assert_eq!(
+        p.decide("Bash", &json!({"command": "cargo test --all"}), None)
+            .decision,
+        Allow
+    );
 }
 
 // ---- capability API ----------------------------------------------------------------------
 
 #[test]
 fn check_path_uses_read_and_edit_rules() {
-    let p = engine_mode(&["Read(//opt/data/**)"], &[], &["Read(//etc/shadow)", "Edit(//work/proj/locked/**)"], Mode::AcceptEdits);
-    assert_eq!(p.check_path(Access::Read, Path::new("/etc/shadow")).decision, Deny);
-    assert_eq!(p.check_path(Access::Write, Path::new("/etc/shadow")).decision, Deny, "Read deny blocks writes");
-    assert_eq!(p.check_path(Access::Write, Path::new("/work/proj/locked/a")).decision, Deny);
-    assert_eq!(p.check_path(Access::Read, Path::new("/opt/data/x")).decision, Allow);
-    assert_eq!(p.check_path(Access::Read, Path::new("/work/proj/a")).decision, Allow);
-    assert_eq!(p.check_path(Access::Write, Path::new("/work/proj/a")).decision, Allow);
-    assert_eq!(p.check_path(Access::Write, Path::new("/opt/data/x")).decision, Ask);
+    let p = engine_mode(
+        &["Read(//opt/data/**)"],
+        &[],
+        &["Read(//etc/shadow)", "Edit(//work/proj/locked/**)"],
+        Mode::AcceptEdits,
+    );
+    assert_eq!(
+        p.check_path(Access::Read, Path::new("/etc/shadow"))
+            .decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_path(Access::Write, Path::new("/etc/shadow"))
+            .decision,
+        Deny,
+        "Read deny blocks writes"
+    );
+    assert_eq!(
+        p.check_path(Access::Write, Path::new("/work/proj/locked/a"))
+            .decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_path(Access::Read, Path::new("/opt/data/x"))
+            .decision,
+        Allow
+    );
+    assert_eq!(
+        p.check_path(Access::Read, Path::new("/work/proj/a"))
+            .decision,
+        Allow
+    );
+    assert_eq!(
+        p.check_path(Access::Write, Path::new("/work/proj/a"))
+            .decision,
+        Allow
+    );
+    assert_eq!(
+        p.check_path(Access::Write, Path::new("/opt/data/x"))
+            .decision,
+        Ask
+    );
 }
 
 fn argv(s: &[&str]) -> Vec<String> {
@@ -594,14 +1093,42 @@ fn argv(s: &[&str]) -> Vec<String> {
 
 #[test]
 fn check_exec_resolves_basename_and_strips_wrappers() {
-    let p = engine(&["Bash(cargo build *)"], &[], &["Bash(rm *)", "Bash(git push *)"]);
+    let p = engine(
+        &["Bash(cargo build *)"],
+        &[],
+        &["Bash(rm *)", "Bash(git push *)"],
+    );
     let cwd = Path::new(CWD);
-    assert_eq!(p.check_exec(&argv(&["/usr/bin/rm", "-rf", "x"]), cwd).decision, Deny);
-    assert_eq!(p.check_exec(&argv(&["timeout", "5", "/bin/rm", "x"]), cwd).decision, Deny);
-    assert_eq!(p.check_exec(&argv(&["env", "A=1", "rm", "x"]), cwd).decision, Deny);
-    assert_eq!(p.check_exec(&argv(&["/usr/bin/git", "-C", "/x", "push", "origin"]), cwd).decision, Deny);
-    assert_eq!(p.check_exec(&argv(&["git", "-c", "a=b", "--no-pager", "push"]), cwd).decision, Deny);
-    assert_eq!(p.check_exec(&argv(&["cargo", "build", "--release"]), cwd).decision, Allow);
+    assert_eq!(
+        p.check_exec(&argv(&["/usr/bin/rm", "-rf", "x"]), cwd)
+            .decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["timeout", "5", "/bin/rm", "x"]), cwd)
+            .decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["env", "A=1", "rm", "x"]), cwd)
+            .decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["/usr/bin/git", "-C", "/x", "push", "origin"]), cwd)
+            .decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["git", "-c", "a=b", "--no-pager", "push"]), cwd)
+            .decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["cargo", "build", "--release"]), cwd)
+            .decision,
+        Allow
+    );
     assert_eq!(p.check_exec(&argv(&["ls"]), cwd).decision, Allow);
     assert_eq!(p.check_exec(&argv(&["make"]), cwd).decision, Ask);
     assert_eq!(p.check_exec(&[], cwd).decision, Deny);
@@ -609,22 +1136,59 @@ fn check_exec_resolves_basename_and_strips_wrappers() {
 
 #[test]
 fn check_exec_looks_into_shell_code_and_refuses_opaque_code() {
-    let p = engine(&["Bash(cargo build *)", "Bash(python3 -c print(1))"], &[], &["Bash(rm *)"]);
+    let p = engine(
+        &["Bash(cargo build *)", "Bash(python3 -c print(1))"],
+        &[],
+        &["Bash(rm *)"],
+    );
     let cwd = Path::new(CWD);
-    assert_eq!(p.check_exec(&argv(&["bash", "-c", "cargo build && rm -rf x"]), cwd).decision, Deny);
-    assert_eq!(p.check_exec(&argv(&["sh", "-c", "cargo build"]), cwd).decision, Allow);
-    assert_eq!(p.check_exec(&argv(&["/bin/zsh", "-lc", "cargo build; curl x"]), cwd).decision, Ask);
-    assert_eq!(p.check_exec(&argv(&["python3", "-c", "import os"]), cwd).decision, Deny);
-    assert_eq!(p.check_exec(&argv(&["node", "-e", "1"]), cwd).decision, Deny);
-    assert_eq!(p.check_exec(&argv(&["perl", "-e", "1"]), cwd).decision, Deny);
-    assert_eq!(p.check_exec(&argv(&["python3", "-c", "print(1)"]), cwd).decision, Allow);
+    assert_eq!(
+        p.check_exec(&argv(&["bash", "-c", "cargo build && rm -rf x"]), cwd)
+            .decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["sh", "-c", "cargo build"]), cwd)
+            .decision,
+        Allow
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["/bin/zsh", "-lc", "cargo build; curl x"]), cwd)
+            .decision,
+        Ask
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["python3", "-c", "import os"]), cwd)
+            .decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["node", "-e", "1"]), cwd).decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["perl", "-e", "1"]), cwd).decision,
+        Deny
+    );
+    assert_eq!(
+        p.check_exec(&argv(&["python3", "-c", "print(1)"]), cwd)
+            .decision,
+        Allow
+    );
 }
 
 #[test]
 fn check_url_uses_domain_rules() {
-    let p = engine(&["WebFetch(domain:docs.rs)"], &[], &["WebFetch(domain:*.evil.test)"]);
+    let p = engine(
+        &["WebFetch(domain:docs.rs)"],
+        &[],
+        &["WebFetch(domain:*.evil.test)"],
+    );
     assert_eq!(p.check_url("https://docs.rs/serde").decision, Allow);
-    assert_eq!(p.check_url("https://user@x.evil.test:8443/a").decision, Deny);
+    assert_eq!(
+        p.check_url("https://user@x.evil.test:8443/a").decision,
+        Deny
+    );
     assert_eq!(p.check_url("https://other.test").decision, Ask);
     assert_eq!(p.check_url("file:///etc/passwd").decision, Deny);
 }
@@ -635,19 +1199,76 @@ fn check_url_uses_domain_rules() {
 fn if_filter_semantics() {
     let cwd = Path::new(CWD);
     let b = |c: &str| json!({ "command": c });
-    assert!(if_filter_matches("Bash(git *)", "Bash", &b("FOO=1 git status"), cwd));
-    assert!(if_filter_matches("Bash(git *)", "Bash", &b("ls && git status"), cwd));
-    assert!(if_filter_matches("Bash(git *)", "Bash", &b("echo $(git rev-parse HEAD)"), cwd));
+    assert!(if_filter_matches(
+        "Bash(git *)",
+        "Bash",
+        &b("FOO=1 git status"),
+        cwd
+    ));
+    assert!(if_filter_matches(
+        "Bash(git *)",
+        "Bash",
+        &b("ls && git status"),
+        cwd
+    ));
+    assert!(if_filter_matches(
+        "Bash(git *)",
+        "Bash",
+        &b("echo $(git rev-parse HEAD)"),
+        cwd
+    ));
     assert!(!if_filter_matches("Bash(git *)", "Bash", &b("ls -la"), cwd));
-    assert!(if_filter_matches("Bash(git push *)", "Bash", &b("echo $X"), cwd), "specific pattern runs on $VAR");
-    assert!(!if_filter_matches("Bash(git *)", "Bash", &b("echo $X"), cwd), "bare-name pattern does not");
-    assert!(if_filter_matches("Bash(git *)", "Bash", &b("echo 'oops"), cwd), "unparsable fails open");
-    assert!(!if_filter_matches("Bash(git *)", "Read", &json!({"file_path": "x"}), cwd));
-    assert!(if_filter_matches("Edit(src/**)", "Edit", &json!({"file_path": "/work/proj/src/a.rs"}), cwd));
-    assert!(!if_filter_matches("Edit(src/**)", "Edit", &json!({"file_path": "/work/proj/lib/src/a.rs"}), cwd));
-    assert!(if_filter_matches("Edit(**/src/**)", "Write", &json!({"file_path": "/work/proj/lib/src/a.rs"}), cwd));
-    assert!(if_filter_matches("Edit(*.ts)", "Edit", &json!({"file_path": "a/b.ts"}), cwd));
-    assert!(if_filter_matches("not a rule(", "Bash", &b("ls"), cwd), "unparsable rule fails open");
-    assert!(if_filter_matches("WebFetch(domain:*.x.test)", "WebFetch", &json!({"url": "https://a.x.test/"}), cwd));
+    assert!(
+        if_filter_matches("Bash(git push *)", "Bash", &b("echo $X"), cwd),
+        "specific pattern runs on $VAR"
+    );
+    assert!(
+        !if_filter_matches("Bash(git *)", "Bash", &b("echo $X"), cwd),
+        "bare-name pattern does not"
+    );
+    assert!(
+        if_filter_matches("Bash(git *)", "Bash", &b("echo 'oops"), cwd),
+        "unparsable fails open"
+    );
+    assert!(!if_filter_matches(
+        "Bash(git *)",
+        "Read",
+        &json!({"file_path": "x"}),
+        cwd
+    ));
+    assert!(if_filter_matches(
+        "Edit(src/**)",
+        "Edit",
+        &json!({"file_path": "/work/proj/src/a.rs"}),
+        cwd
+    ));
+    assert!(!if_filter_matches(
+        "Edit(src/**)",
+        "Edit",
+        &json!({"file_path": "/work/proj/lib/src/a.rs"}),
+        cwd
+    ));
+    assert!(if_filter_matches(
+        "Edit(**/src/**)",
+        "Write",
+        &json!({"file_path": "/work/proj/lib/src/a.rs"}),
+        cwd
+    ));
+    assert!(if_filter_matches(
+        "Edit(*.ts)",
+        "Edit",
+        &json!({"file_path": "a/b.ts"}),
+        cwd
+    ));
+    assert!(
+        if_filter_matches("not a rule(", "Bash", &b("ls"), cwd),
+        "unparsable rule fails open"
+    );
+    assert!(if_filter_matches(
+        "WebFetch(domain:*.x.test)",
+        "WebFetch",
+        &json!({"url": "https://a.x.test/"}),
+        cwd
+    ));
     assert!(if_filter_matches("Bash", "Bash", &b("anything"), cwd));
 }

@@ -1,0 +1,82 @@
+//! Property tests: the matcher never panics, and deny always beats allow.
+
+use proptest::prelude::*;
+use serde_json::json;
+use warden_config::{Scope, Settings, SettingsFile};
+use warden_permissions::{
+    Access, HookDecision, Mode, Options, Permissions, Verdict, if_filter_matches,
+};
+
+fn engine(allow: &[String], deny: &[String], mode: Mode) -> Permissions {
+    let v = json!({"permissions": {"allow": allow, "deny": deny}});
+    let f = SettingsFile {
+        scope: Scope::Project,
+        path: Some("/w/p/.claude/settings.json".into()),
+        value: v.as_object().cloned().unwrap_or_default(),
+    };
+    let o = Options {
+        cwd: "/w/p".into(),
+        home: "/h".into(),
+        mode: Some(mode),
+        trusted: true,
+        ..Options::default()
+    };
+    Permissions::from_settings(
+        &Settings {
+            files: vec![f],
+            errors: vec![],
+        },
+        &o,
+    )
+    .expect("builds")
+}
+
+fn mode() -> impl Strategy<Value = Mode> {
+    prop_oneof![
+        Just(Mode::Default),
+        Just(Mode::AcceptEdits),
+        Just(Mode::Plan),
+        Just(Mode::DontAsk),
+        Just(Mode::BypassPermissions)
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_rules_and_commands_never_panic(rule in ".{0,40}", cmd in ".{0,80}", path in ".{0,40}") {
+        let p = engine(std::slice::from_ref(&rule), std::slice::from_ref(&rule), Mode::Default);
+        let _ = p.decide("Bash", &json!({"command": cmd}), None);
+        let _ = p.decide("Read", &json!({"file_path": path}), None);
+        let _ = p.decide("WebFetch", &json!({"url": cmd}), None);
+        let _ = p.check_path(Access::Write, std::path::Path::new(&path));
+        let _ = p.check_exec(&[cmd.clone(), path.clone()], std::path::Path::new("/w/p"));
+        let _ = p.check_url(&cmd);
+        let _ = if_filter_matches(&rule, "Bash", &json!({"command": cmd}), std::path::Path::new("/w/p"));
+    }
+
+    #[test]
+    fn shell_like_commands_never_panic(cmd in r#"[a-z $()`'"|&;<>{}\\*~=\n-]{0,60}"#) {
+        let p = engine(&["Bash(a *)".to_string()], &["Bash(b *)".to_string()], Mode::Default);
+        let _ = p.decide("Bash", &json!({"command": cmd}), None);
+    }
+
+    #[test]
+    fn deny_always_beats_allow(
+        prog in "[a-z]{1,6}",
+        args in "[a-z0-9 ./-]{0,20}",
+        sep in prop_oneof![Just(" && "), Just(" | "), Just("; "), Just(" || ")],
+        other in "[a-z]{1,6}",
+        m in mode(),
+        hook in prop_oneof![Just(None), Just(Some(HookDecision::Allow)), Just(Some(HookDecision::Ask))],
+    ) {
+        let allow = vec![format!("Bash({prog} *)"), format!("Bash({other} *)"), "Bash".to_string(), format!("Read(**)")];
+        let deny = vec![format!("Bash({prog} *)"), "Read(//secret/**)".to_string()];
+        let p = engine(&allow, &deny, m);
+        let cmd = format!("{other} x{sep}{prog} {args}");
+        prop_assert_eq!(p.decide("Bash", &json!({"command": cmd}), hook).decision, Verdict::Deny);
+        prop_assert_eq!(p.decide("Read", &json!({"file_path": "/secret/k"}), hook).decision, Verdict::Deny);
+        prop_assert_eq!(p.check_path(Access::Write, std::path::Path::new("/secret/k")).decision, Verdict::Deny);
+    }
+}
