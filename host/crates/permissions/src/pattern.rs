@@ -96,6 +96,19 @@ impl CommandPattern {
         self.key.as_deref()
     }
 
+    /// For patterns without a leading literal program (`* --version`): the literal last word
+    /// every match must end with, used as a second index.
+    pub fn last_key(&self) -> Option<&str> {
+        if self.key.is_some() || self.bare.is_some() {
+            return None;
+        }
+        let last = self.full.parts.last()?;
+        if self.full.parts.len() < 2 || !last.starts_with(' ') {
+            return None;
+        }
+        last.rsplit(' ').next().filter(|w| !w.is_empty())
+    }
+
     /// More than a bare command name.
     pub fn is_specific(&self) -> bool {
         self.specific
@@ -205,6 +218,12 @@ mod tests {
         assert_eq!(CommandPattern::new("* install").key(), None);
         assert!(!CommandPattern::new("git *").is_specific());
         assert!(CommandPattern::new("git push *").is_specific());
+        assert_eq!(
+            CommandPattern::new("* --version").last_key(),
+            Some("--version")
+        );
+        assert_eq!(CommandPattern::new("*version").last_key(), None);
+        assert_eq!(CommandPattern::new("* install *").last_key(), None);
     }
 
     #[test]

@@ -405,6 +405,7 @@ pub struct RuleSet {
     pub rules: Vec<Rule>,
     tool_level: Vec<usize>,
     by_program: HashMap<String, Vec<usize>>,
+    by_last_word: HashMap<String, Vec<usize>>,
     unkeyed: Vec<usize>,
     read_paths: PathIndex,
     edit_paths: PathIndex,
@@ -483,7 +484,10 @@ impl RuleSet {
                 Spec::Any => s.tool_level.push(i),
                 Spec::Command(p) => match p.key() {
                     Some(k) => s.by_program.entry(k.to_string()).or_default().push(i),
-                    None => s.unkeyed.push(i),
+                    None => match p.last_key() {
+                        Some(k) => s.by_last_word.entry(k.to_string()).or_default().push(i),
+                        None => s.unkeyed.push(i),
+                    },
                 },
                 Spec::Path { .. } => {}
                 Spec::Domain(_) | Spec::Param { .. } | Spec::Text(_) => s.others.push(i),
@@ -514,12 +518,16 @@ impl RuleSet {
             Spec::Command(p) => (!exact_only || !p.is_wild()) && p.matches(form),
             _ => false,
         };
+        let last = form.rsplit(' ').next().unwrap_or("");
+        let by_last = self
+            .by_last_word
+            .get(last)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let a = keyed.iter().copied().find(|i| ok(i));
         let b = self.unkeyed.iter().copied().find(|i| ok(i));
-        match (a, b) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let c = by_last.iter().copied().find(|i| ok(i));
+        first(first(a, b), c)
     }
 
     /// First `Read(path)` rule matching.
