@@ -297,6 +297,7 @@ pub fn check_matcher(m: &str) -> Result<(), String> {
     {
         return Ok(());
     }
+    nothing_to_repeat(m)?;
     regex::Regex::new(m).map(|_| ()).map_err(|e| {
         e.to_string()
             .lines()
@@ -305,6 +306,52 @@ pub fn check_matcher(m: &str) -> Result<(), String> {
             .trim()
             .to_string()
     })
+}
+
+/// JavaScript rejects a quantifier that follows another quantifier (`docs/**`: "Nothing to
+/// repeat"), which Rust's `regex` accepts; check it first so both agree.
+fn nothing_to_repeat(m: &str) -> Result<(), String> {
+    let (mut quant, mut lazy, mut in_class) = (false, false, false);
+    let mut chars = m.chars();
+    while let Some(c) = chars.next() {
+        if in_class {
+            match c {
+                '\\' => {
+                    chars.next();
+                }
+                ']' => in_class = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '\\' => {
+                chars.next();
+                (quant, lazy) = (false, false);
+            }
+            '[' => {
+                in_class = true;
+                (quant, lazy) = (false, false);
+            }
+            '*' | '+' => {
+                if quant {
+                    return Err(format!("nothing to repeat before `{c}`"));
+                }
+                quant = true;
+            }
+            '?' => {
+                if quant && !lazy {
+                    lazy = true;
+                } else if lazy {
+                    return Err("nothing to repeat before `?`".into());
+                } else {
+                    quant = true;
+                }
+            }
+            _ => (quant, lazy) = (false, false),
+        }
+    }
+    Ok(())
 }
 
 fn check_handler(
@@ -485,6 +532,16 @@ mod tests {
         assert_eq!(m["PostToolUse"].as_array().map(Vec::len), Some(1));
         assert!(d.iter().all(|d| !d.is_error()), "{d:?}");
         assert!(d.iter().any(|d| d.message.contains("milliseconds")));
+    }
+
+    #[test]
+    fn js_nothing_to_repeat() {
+        assert!(check_matcher("Write(docs/**)").is_err());
+        assert!(check_matcher("Edit.*").is_ok());
+        assert!(check_matcher("a+?").is_ok());
+        assert!(check_matcher("^claude-security:claude-security$").is_ok());
+        assert!(check_matcher(r"refund|invoice|\$[0-9]+").is_ok());
+        assert!(check_matcher("[*+]x").is_ok());
     }
 
     #[test]

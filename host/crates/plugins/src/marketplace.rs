@@ -418,7 +418,8 @@ pub fn parse_marketplace(
                     parse_entry(i, item, file, text, root, plugin_root.as_deref(), diags)
                 {
                     if !seen.insert(e.name.clone()) {
-                        diags.push(Diagnostic::error(file, format!("plugins[{i}]: duplicate plugin name `{}`; entry names must be unique", e.name)).at(pos(&e.name)));
+                        let at = find_value(text, &format!("name\": \"{}", e.name), 1);
+                        diags.push(Diagnostic::error(file, format!("plugins[{i}]: duplicate plugin name `{}`; entry names must be unique", e.name)).at(at));
                         continue;
                     }
                     plugins.push(e);
@@ -502,7 +503,7 @@ fn parse_entry(
         ));
         return None;
     };
-    let pos = find_value(text, &format!("name\": \"{name}"));
+    let pos = find_value(text, &format!("name\": \"{name}"), 0);
     let err = |diags: &mut Vec<Diagnostic>, msg: String| {
         diags.push(Diagnostic::error(file, format!("plugins[{i}] ({name}): {msg}")).at(pos))
     };
@@ -698,11 +699,16 @@ fn parse_entry(
     })
 }
 
-fn find_value(text: &str, needle: &str) -> Option<(usize, usize)> {
-    let compact: String = needle.to_string();
-    text.find(&format!("\"{compact}\""))
-        .or_else(|| text.find(&format!("\"{}\"", needle.replace("\": \"", "\":\""))))
-        .map(|i| crate::util::line_col(text, i))
+/// Position of the `nth` (0-based) occurrence of `"<needle>"`, written with or without a space
+/// after the colon.
+fn find_value(text: &str, needle: &str, nth: usize) -> Option<(usize, usize)> {
+    for n in [needle.to_string(), needle.replace("\": \"", "\":\"")] {
+        let pat = format!("\"{n}\"");
+        if let Some((i, _)) = text.match_indices(&pat).nth(nth) {
+            return Some(crate::util::line_col(text, i));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
