@@ -464,14 +464,13 @@ fn check_handler(
     }
     match h.get("timeout") {
         None => {}
-        Some(Value::Number(n)) => {
-            if n.as_f64().is_some_and(|t| t >= 1000.0) {
-                diags.push(
-                    Diagnostic::warning(file, format!("timeout {n} on `{event}` is in seconds ({n} s); it looks like milliseconds — did you mean {}?", n.as_f64().unwrap_or(0.0) / 1000.0))
-                        .at(pos("timeout")),
-                );
-            }
+        Some(Value::Number(n)) if n.as_f64().is_some_and(|t| t >= 1000.0) => {
+            diags.push(
+                Diagnostic::warning(file, format!("timeout {n} on `{event}` is in seconds ({n} s); it looks like milliseconds — did you mean {}?", n.as_f64().unwrap_or(0.0) / 1000.0))
+                    .at(pos("timeout")),
+            );
         }
+        Some(Value::Number(_)) => {}
         Some(other) => {
             diags.push(
                 Diagnostic::error(

@@ -312,7 +312,7 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
                             mfile.display()
                         ),
                     )
-                    .at(text.and_then(|_| None)),
+                    .at(None),
                 );
                 return Err(fail(diags));
             }

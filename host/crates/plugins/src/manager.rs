@@ -485,6 +485,9 @@ pub struct ActivePlugin {
     pub entry: Option<MarketplaceEntry>,
 }
 
+/// An active plugin and the result of loading it.
+pub type ActiveLoad = (ActivePlugin, Result<LoadedPlugin, LoadError>);
+
 macro_rules! display_message {
     ($($t:ty),*) => {$(
         impl fmt::Display for $t {
@@ -1719,9 +1722,7 @@ impl PluginManager {
 
     /// Loads every active plugin (with its recorded marketplace entry); failures are returned
     /// next to the successes so one broken plugin never hides the others.
-    pub fn load_active(
-        &self,
-    ) -> Result<Vec<(ActivePlugin, Result<LoadedPlugin, LoadError>)>, PluginError> {
+    pub fn load_active(&self) -> Result<Vec<ActiveLoad>, PluginError> {
         Ok(self
             .active_plugins()?
             .into_iter()

@@ -646,7 +646,7 @@ pub(crate) fn check_rel_path(
         return None;
     }
     let is_dot = matches!(s, "." | "./" | "./.");
-    if !s.starts_with("./") && !(allow_dot && is_dot) {
+    if !(s.starts_with("./") || (allow_dot && is_dot)) {
         diags.push(
             Diagnostic::error(
                 file,

@@ -79,7 +79,7 @@ impl Daemon {
             .local_addr()
             .expect("addr")
             .port();
-        let child = Command::new("git")
+        let mut child = Command::new("git")
             .args([
                 "daemon",
                 "--export-all",
@@ -99,6 +99,8 @@ impl Daemon {
             }
             std::thread::sleep(std::time::Duration::from_millis(25));
         }
+        let _ = child.kill();
+        let _ = child.wait();
         panic!("git daemon did not start on port {port}");
     }
 
