@@ -186,6 +186,37 @@ impl LoadedPlugin {
         self.diagnostics.iter().any(Diagnostic::is_error)
     }
 
+    /// Environment exported to the plugin's hook, MCP and LSP processes: `CLAUDE_PLUGIN_ROOT`,
+    /// `CLAUDE_PLUGIN_DATA` and, when known, `CLAUDE_PROJECT_DIR`.
+    pub fn env(&self, data_dir: &Path, project_dir: Option<&Path>) -> Vec<(String, String)> {
+        let mut v = vec![
+            (
+                "CLAUDE_PLUGIN_ROOT".to_string(),
+                self.root.display().to_string(),
+            ),
+            (
+                "CLAUDE_PLUGIN_DATA".to_string(),
+                data_dir.display().to_string(),
+            ),
+        ];
+        if let Some(p) = project_dir {
+            v.push(("CLAUDE_PROJECT_DIR".to_string(), p.display().to_string()));
+        }
+        v
+    }
+
+    /// Replaces `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}` (and `${CLAUDE_PROJECT_DIR}`)
+    /// in `text`; see [`crate::namespace::substitute`].
+    pub fn substitute(&self, text: &str, data_dir: &Path, project_dir: Option<&Path>) -> String {
+        let proj = project_dir.map(|p| p.display().to_string());
+        crate::namespace::substitute(
+            text,
+            &self.root.display().to_string(),
+            &data_dir.display().to_string(),
+            proj.as_deref(),
+        )
+    }
+
     /// The `.wasm` path of a declared component.
     pub fn wasm_component(&self, name: &str) -> Option<&Path> {
         self.warden

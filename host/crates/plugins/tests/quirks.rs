@@ -1277,3 +1277,62 @@ fn report_serializes_and_prints() {
         "--strict turns warnings into failures"
     );
 }
+
+#[test]
+fn explicit_strict_true_merges_entry_components_on_top() {
+    let t = tempfile::tempdir().expect("tmp");
+    write_tree(
+        t.path(),
+        &[
+            (
+                "p/.claude-plugin/plugin.json",
+                r#"{"name":"p","commands":["./commands/"]}"#,
+            ),
+            ("p/commands/a.md", "a"),
+            ("p/extra/b.md", "b"),
+            ("p/agents/r.md", "---\nname: r\ndescription: d\n---\n"),
+        ],
+    );
+    let m = mkt_with(
+        t.path(),
+        "m",
+        json!([{"name": "p", "source": "./p", "strict": true, "commands": ["./extra/b.md"]}]),
+    );
+    let p = load_entry(&m, "p").expect("p");
+    assert_eq!(
+        p.commands
+            .iter()
+            .map(|c| c.local_name())
+            .collect::<Vec<_>>(),
+        ["a", "b"]
+    );
+    assert_eq!(p.agents.len(), 1);
+}
+
+#[test]
+fn plugin_variables_substitute_exact_tokens_and_export() {
+    let t = tempfile::tempdir().expect("tmp");
+    write_tree(
+        t.path(),
+        &[(".claude-plugin/plugin.json", r#"{"name":"p"}"#)],
+    );
+    let p = load_plugin(t.path()).expect("p");
+    let data = Path::new("/data/p-m");
+    let s = p.substitute(r#"node ${CLAUDE_PLUGIN_ROOT}/x.js "${CLAUDE_PLUGIN_ROOT:-.}/y" ${CLAUDE_PLUGIN_DATA} $CLAUDE_PLUGIN_ROOT"#, data, None);
+    assert_eq!(
+        s,
+        format!(
+            r#"node {}/x.js "${{CLAUDE_PLUGIN_ROOT:-.}}/y" /data/p-m $CLAUDE_PLUGIN_ROOT"#,
+            p.root.display()
+        )
+    );
+    let env = p.env(data, Some(Path::new("/proj")));
+    assert_eq!(
+        env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(),
+        [
+            "CLAUDE_PLUGIN_ROOT",
+            "CLAUDE_PLUGIN_DATA",
+            "CLAUDE_PROJECT_DIR"
+        ]
+    );
+}
