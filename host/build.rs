@@ -14,6 +14,7 @@ const GUESTS: &[(&str, Option<&str>)] = &[
     ("protect_secrets", Some("protect-secrets")),
     ("hostile", None),
     ("uses_exec", None),
+    ("uses_wasi_fs", None),
 ];
 
 fn main() {

@@ -1,7 +1,11 @@
 //! Misbehaves as `tool_input.attack` says: `loop`, `membomb`, `recurse`, `shout` (100 MiB to
-//! stdout), `panic`, `stderr`; anything else answers `allow`.
+//! stdout), `panic`, `stderr`, `block`, `count` (calls seen by this instance), `probe` (what
+//! WASI shows of env and args), `big-output` (a 2 MiB reason); anything else answers `allow`.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static CALLS: AtomicU64 = AtomicU64::new(0);
 
 use warden_sdk::{Hook, HookEvent, HookResult};
 
@@ -41,6 +45,18 @@ impl Hook for Hostile {
                 HookResult::allow("printed")
             }
             "panic" => panic!("hostile guest panicked on purpose"),
+            "block" => HookResult::block("blocked on request"),
+            "count" => {
+                // A fresh sandbox per call means this is 1 every time.
+                let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+                HookResult::allow(n.to_string())
+            }
+            "probe" => HookResult::allow(format!(
+                "env={} args={}",
+                std::env::vars().count(),
+                std::env::args().count()
+            )),
+            "big-output" => HookResult::allow("y".repeat(2 << 20)),
             _ => HookResult::allow("ok"),
         }
     }
