@@ -1,16 +1,314 @@
-//! `warden:plugin/exec`.
+//! `warden:plugin/exec`: an argument vector, never a shell string.
+//!
+//! The program is resolved through `PATH` to an absolute file; its name must be granted, and
+//! the whole vector (with the resolved program) must pass the policy, which looks through
+//! wrappers and into `sh -c` code. The child gets a cleared environment (only `PATH` and
+//! granted variables), a working directory inside a granted directory or the session cwd, and
+//! its own process group, which is killed as a whole at the deadline or when the call ends, so
+//! nothing it started outlives the call.
 
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use super::fs::absolute;
 use crate::runtime::latest::exec::{ExecError, Host, Options, Output};
 use crate::runtime::sandbox_state::SandboxState;
+
+/// Bytes kept from each of stdout and stderr.
+pub const MAX_CAPTURE_BYTES: usize = 1 << 20;
+/// Timeout when the guest gives none (still capped by the call's deadline).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Most arguments, and most total bytes of arguments and stdin, accepted from a guest.
+const MAX_ARGS: usize = 4096;
+const MAX_ARG_BYTES: usize = 1 << 20;
+const MAX_STDIN_BYTES: usize = 16 << 20;
+/// `PATH` when the host has none.
+const FALLBACK_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+fn host_path() -> String {
+    std::env::var("PATH")
+        .ok()
+        .filter(|p| !p.is_empty())
+        .unwrap_or_else(|| FALLBACK_PATH.to_string())
+}
+
+fn is_executable(p: &Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Resolves `argv[0]`: a name is looked up in `PATH`, anything with a slash is a path
+/// (relative to `cwd`).
+fn resolve_program(prog: &str, cwd: &Path, path_var: &str) -> Result<PathBuf, ExecError> {
+    if prog.is_empty() || prog.contains('\0') {
+        return Err(ExecError::Failed(format!("invalid program name {prog:?}")));
+    }
+    if prog.contains('/') {
+        let p = super::fs::normalise(&cwd.join(prog));
+        return if is_executable(&p) {
+            Ok(p)
+        } else {
+            Err(ExecError::NotFound(format!(
+                "{}: no such executable file",
+                p.display()
+            )))
+        };
+    }
+    std::env::split_paths(path_var)
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(prog))
+        .find(|p| is_executable(p))
+        .ok_or_else(|| ExecError::NotFound(format!("{prog}: not found in PATH ({path_var})")))
+}
+
+fn file_name(p: &Path) -> &str {
+    p.file_name().and_then(OsStr::to_str).unwrap_or("")
+}
+
+/// Kills a process group when dropped, so a call abandoned at the outer deadline still takes
+/// its children with it.
+struct GroupGuard(Option<i32>);
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            // SAFETY: kill(2) has no memory effects; a negative pid names the process group
+            // this call created (the child is its leader), and a stale group only yields ESRCH.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Reads a stream to its end, keeping at most `cap` bytes; the rest is drained so the child
+/// never blocks on a full pipe.
+async fn capture(mut r: impl AsyncRead + Unpin, cap: usize) -> (Vec<u8>, bool) {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 16 << 10];
+    let mut truncated = false;
+    loop {
+        match r.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = cap.saturating_sub(kept.len());
+                if n > room {
+                    truncated = true;
+                }
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+    (kept, truncated)
+}
+
+impl SandboxState {
+    fn exec_cwd(&self, requested: Option<&str>) -> Result<PathBuf, ExecError> {
+        let lexical = match requested {
+            Some(raw) => absolute(&self.ctx.cwd, raw).map_err(|e| ExecError::Failed(e.message))?,
+            None => super::fs::normalise(&self.ctx.cwd),
+        };
+        let real = std::fs::canonicalize(&lexical).map_err(|e| {
+            ExecError::Failed(format!(
+                "working directory {}: {e}",
+                lexical.display()
+            ))
+        })?;
+        let allowed_roots = self
+            .grant
+            .fs
+            .iter()
+            .map(|g| g.path.clone())
+            .chain(std::iter::once(self.ctx.cwd.clone()));
+        let inside = allowed_roots
+            .filter_map(|r| std::fs::canonicalize(r).ok())
+            .any(|root| real.starts_with(&root));
+        if !inside {
+            return Err(ExecError::Denied(format!(
+                "working directory {} is outside the session directory {} and every granted directory",
+                real.display(),
+                self.ctx.cwd.display()
+            )));
+        }
+        Ok(real)
+    }
+
+    /// Everything that must hold before the program runs; returns the resolved argv and cwd.
+    fn exec_check(
+        &self,
+        argv: &[String],
+        options: &Options,
+        path_var: &str,
+    ) -> Result<(Vec<String>, PathBuf), ExecError> {
+        let Some(prog) = argv.first() else {
+            return Err(ExecError::Failed("empty argument vector".into()));
+        };
+        let total: usize = argv.iter().map(String::len).sum();
+        if argv.len() > MAX_ARGS || total > MAX_ARG_BYTES {
+            return Err(ExecError::Failed(format!(
+                "argument vector too large ({} arguments, {total} bytes)",
+                argv.len()
+            )));
+        }
+        if argv.iter().any(|a| a.contains('\0')) {
+            return Err(ExecError::Failed("an argument contains a NUL byte".into()));
+        }
+        let cwd = self.exec_cwd(options.cwd.as_deref())?;
+        let program = resolve_program(prog, &cwd, path_var)?;
+        let granted = |name: &str| self.grant.exec.iter().any(|g| g == name);
+        let name = file_name(&program);
+        if !granted(name) {
+            return Err(ExecError::Denied(format!(
+                "{} ({}) is not a granted program (granted: {})",
+                name,
+                program.display(),
+                if self.grant.exec.is_empty() {
+                    "none".to_string()
+                } else {
+                    self.grant.exec.join(", ")
+                }
+            )));
+        }
+        // A link the guest could have planted (`./git -> /bin/rm` in a writable directory)
+        // must not borrow a granted name: there the target's name has to be granted too.
+        if let Ok(real) = std::fs::canonicalize(&program) {
+            let planted = self.grant.fs.iter().filter(|g| g.write).any(|g| {
+                std::fs::canonicalize(&g.path).is_ok_and(|root| {
+                    program.starts_with(&root) || program.starts_with(&g.path)
+                })
+            });
+            if planted && real != program && !granted(file_name(&real)) {
+                return Err(ExecError::Denied(format!(
+                    "{} is a link to {}, which is not a granted program",
+                    program.display(),
+                    real.display()
+                )));
+            }
+        }
+        let mut checked = Vec::with_capacity(argv.len());
+        checked.push(program.display().to_string());
+        checked.extend(argv[1..].iter().cloned());
+        self.ctx
+            .policy
+            .check_exec(&checked, &cwd)
+            .map_err(|rule| ExecError::Denied(format!("`{}` is denied: {rule}", argv.join(" "))))?;
+        if options.stdin.as_ref().is_some_and(|s| s.len() > MAX_STDIN_BYTES) {
+            return Err(ExecError::Failed(format!(
+                "stdin is over the {MAX_STDIN_BYTES}-byte limit"
+            )));
+        }
+        Ok((checked, cwd))
+    }
+
+    async fn exec_run(&mut self, argv: Vec<String>, options: Options) -> Result<Output, ExecError> {
+        let path_var = host_path();
+        let (argv, cwd) = self.exec_check(&argv, &options, &path_var)?;
+        let limit = options
+            .timeout_ms
+            .map(|ms| Duration::from_millis(ms.into()))
+            .unwrap_or(DEFAULT_TIMEOUT)
+            .min(self.remaining());
+        if limit.is_zero() {
+            return Err(ExecError::Failed("the call's deadline has passed".into()));
+        }
+
+        let mut cmd = tokio::process::Command::new(&argv[0]);
+        cmd.args(&argv[1..])
+            .current_dir(&cwd)
+            .env_clear()
+            .env("PATH", &path_var)
+            .process_group(0)
+            .kill_on_drop(true)
+            .stdin(if options.stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let granted = |k: &str| self.grant.env.iter().any(|g| g == k);
+        for (k, v) in &self.ctx.env {
+            if granted(k) {
+                cmd.env(k, v);
+            }
+        }
+        for (k, v) in &options.env {
+            if granted(k) && !k.contains(['=', '\0']) && !v.contains('\0') {
+                cmd.env(k, v);
+            }
+        }
+
+        let mut child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => ExecError::NotFound(format!("{}: {e}", argv[0])),
+            _ => ExecError::Failed(format!("cannot start {}: {e}", argv[0])),
+        })?;
+        let mut group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()));
+        let stdin_task = match (child.stdin.take(), options.stdin) {
+            (Some(mut pipe), Some(bytes)) => Some(tokio::spawn(async move {
+                // A child that exits without reading closes the pipe; that is not an error.
+                let _ = pipe.write_all(&bytes).await;
+            })),
+            _ => None,
+        };
+        let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(ExecError::Failed("cannot capture the program's output".into()));
+        };
+        let out_task = tokio::spawn(capture(out, MAX_CAPTURE_BYTES));
+        let err_task = tokio::spawn(capture(err, MAX_CAPTURE_BYTES));
+
+        let (status, timed_out) = match tokio::time::timeout(limit, child.wait()).await {
+            Ok(Ok(s)) => (s.code().unwrap_or(-1), false),
+            Ok(Err(e)) => {
+                group.kill();
+                return Err(ExecError::Failed(format!("waiting for {}: {e}", argv[0])));
+            }
+            Err(_) => (-1, true),
+        };
+        // Background children of the program hold the pipes open; the group goes with it.
+        group.kill();
+        if timed_out {
+            let _ = child.wait().await;
+        }
+        if let Some(t) = stdin_task {
+            t.abort();
+        }
+        let drain = Duration::from_secs(2).min(self.remaining().max(Duration::from_millis(10)));
+        let (stdout, t1) = tokio::time::timeout(drain, out_task)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        let (stderr, t2) = tokio::time::timeout(drain, err_task)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default();
+        Ok(Output {
+            status,
+            stdout,
+            stderr,
+            truncated: t1 || t2,
+            timed_out,
+        })
+    }
+}
 
 impl Host for SandboxState {
     async fn run(
         &mut self,
-        _argv: Vec<String>,
-        _options: Options,
+        argv: Vec<String>,
+        options: Options,
     ) -> wasmtime::Result<Result<Output, ExecError>> {
-        Ok(Err(ExecError::Denied(
-            "running programs is not available in this build".into(),
-        )))
+        Ok(self.exec_run(argv, options).await)
     }
 }

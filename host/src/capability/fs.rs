@@ -1,13 +1,516 @@
-//! `warden:plugin/fs`.
+//! `warden:plugin/fs`: every access is resolved inside a capability-safe handle on the granted
+//! directory that contains it, then checked against the user's rules on its real path.
+//!
+//! The steps, for every operation:
+//! 1. the guest path is made absolute (against the session cwd) and normalised lexically, so
+//!    `sub/../.env` and `/abs/.env` are the same path;
+//! 2. the granted directory that contains it is opened with `cap-std`, and the rest of the
+//!    path is resolved relative to that handle: `..`, absolute symlink targets and symlinks
+//!    leading out of the directory fail there, whatever the path looked like;
+//! 3. the real path (symlinks followed, through the handle) and the path as written are both
+//!    checked against the policy: a deny on either refuses the access;
+//! 4. the operation runs on the real path, through the same handle.
+//!
+//! Blocking file-system calls run on the blocking pool and are bounded by the call's deadline,
+//! so a FIFO or a slow network mount cannot hold the host past it.
 
-use crate::runtime::latest::fs::{DirEntry, ErrorCode, FsError, Host, Metadata};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+
+use crate::runtime::latest::fs::{DirEntry, ErrorCode, FsError, Host, Kind, Metadata};
 use crate::runtime::sandbox_state::SandboxState;
+use crate::runtime::{Grant, Policy};
 
-fn unavailable() -> FsError {
+/// Largest file `read` returns; bigger files are refused with `too-large`.
+pub const MAX_READ_BYTES: u64 = 16 << 20;
+/// Largest directory listing `list-dir` returns.
+pub const MAX_DIR_ENTRIES: usize = 100_000;
+/// Longest path accepted from a guest.
+const MAX_PATH_BYTES: usize = 4096;
+
+fn err(code: ErrorCode, message: impl Into<String>) -> FsError {
     FsError {
-        code: ErrorCode::Denied,
-        message: "file access is not available in this build".into(),
+        code,
+        message: message.into(),
     }
+}
+
+/// Normalises `path` without touching the file system: `.` dropped, `..` pops a component
+/// (never above the root).
+pub(crate) fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::Prefix(p) => out.push(p.as_os_str()),
+            Component::RootDir => out.push("/"),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(n) => out.push(n),
+        }
+    }
+    out
+}
+
+/// The absolute, lexically normalised form of a guest path, or `invalid-path`.
+pub(crate) fn absolute(cwd: &Path, raw: &str) -> Result<PathBuf, FsError> {
+    if raw.is_empty() {
+        return Err(err(ErrorCode::InvalidPath, "empty path"));
+    }
+    if raw.len() > MAX_PATH_BYTES {
+        return Err(err(
+            ErrorCode::InvalidPath,
+            format!("path is longer than {MAX_PATH_BYTES} bytes"),
+        ));
+    }
+    if raw.contains('\0') {
+        return Err(err(
+            ErrorCode::InvalidPath,
+            format!("path {raw:?} contains a NUL byte"),
+        ));
+    }
+    let p = Path::new(raw);
+    let joined = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    };
+    Ok(normalise(&joined))
+}
+
+/// A path resolved inside one granted directory.
+struct Resolved {
+    /// The path as the guest wrote it, absolute and normalised.
+    lexical: PathBuf,
+    /// Handle on the granted directory.
+    dir: Dir,
+    /// Real path of the granted directory.
+    root_real: PathBuf,
+    /// The rest of the path, relative to `dir`, with symlinks resolved (as far as it exists).
+    rel_real: PathBuf,
+}
+
+impl Resolved {
+    fn real(&self) -> PathBuf {
+        normalise(&self.root_real.join(&self.rel_real))
+    }
+
+    /// The path handed to cap-std: `.` for the directory itself.
+    fn rel(&self) -> &Path {
+        if self.rel_real.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            &self.rel_real
+        }
+    }
+}
+
+/// Finds the granted directory containing `lexical` (a writable one if `write`), opens it and
+/// resolves the rest of the path through the handle.
+fn resolve(grant: &Grant, lexical: PathBuf, write: bool) -> Result<Resolved, FsError> {
+    let mut best: Option<(PathBuf, PathBuf, usize)> = None;
+    let mut read_only_match = None;
+    for g in &grant.fs {
+        let granted = normalise(&g.path);
+        let real = std::fs::canonicalize(&granted).unwrap_or_else(|_| granted.clone());
+        // The guest may name the directory as granted or by its real path.
+        let rest = lexical
+            .strip_prefix(&granted)
+            .ok()
+            .or_else(|| lexical.strip_prefix(&real).ok());
+        let Some(rest) = rest else { continue };
+        if write && !g.write {
+            read_only_match = Some(g.path.clone());
+            continue;
+        }
+        let depth = real.components().count();
+        if best.as_ref().is_none_or(|(_, _, d)| depth > *d) {
+            best = Some((real, rest.to_path_buf(), depth));
+        }
+    }
+    let Some((root_real, rest, _)) = best else {
+        return Err(match read_only_match {
+            Some(dir) => err(
+                ErrorCode::Denied,
+                format!(
+                    "{}: writing is not granted (the fs grant for {} is read-only)",
+                    lexical.display(),
+                    dir.display()
+                ),
+            ),
+            None => err(
+                ErrorCode::Denied,
+                format!(
+                    "{}: outside every granted directory ({})",
+                    lexical.display(),
+                    granted_list(grant)
+                ),
+            ),
+        });
+    };
+    let dir = Dir::open_ambient_dir(&root_real, ambient_authority()).map_err(|e| {
+        io_err(
+            &lexical,
+            e,
+            &format!("cannot open the granted directory {}", root_real.display()),
+        )
+    })?;
+    let rel_real = real_rel(&dir, &rest, &lexical)?;
+    Ok(Resolved {
+        lexical,
+        dir,
+        root_real,
+        rel_real,
+    })
+}
+
+fn granted_list(grant: &Grant) -> String {
+    if grant.fs.is_empty() {
+        return "no directory is granted".into();
+    }
+    let dirs: Vec<String> = grant
+        .fs
+        .iter()
+        .map(|g| {
+            format!(
+                "{}{}",
+                g.path.display(),
+                if g.write { " (read-write)" } else { " (read-only)" }
+            )
+        })
+        .collect();
+    format!("granted: {}", dirs.join(", "))
+}
+
+/// Resolves symlinks in `rest` through `dir`. Components that do not exist yet (a file about to
+/// be created) are kept as written: the deepest existing ancestor is resolved and they are
+/// appended, since something that does not exist cannot be a link.
+fn real_rel(dir: &Dir, rest: &Path, lexical: &Path) -> Result<PathBuf, FsError> {
+    if rest.as_os_str().is_empty() {
+        return Ok(PathBuf::new());
+    }
+    let mut existing = rest.to_path_buf();
+    let mut missing: Vec<std::ffi::OsString> = Vec::new();
+    loop {
+        let probe = if existing.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            existing.as_path()
+        };
+        match dir.canonicalize(probe) {
+            Ok(real) => {
+                let mut out = normalise(&real);
+                for m in missing.iter().rev() {
+                    out.push(m);
+                }
+                return Ok(out);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A dangling symlink is not "missing": creating through it would write to
+                // wherever it points.
+                if dir
+                    .symlink_metadata(probe)
+                    .is_ok_and(|m| m.file_type().is_symlink())
+                {
+                    return Err(err(
+                        ErrorCode::Denied,
+                        format!(
+                            "{}: is a symlink to a missing target; links are only followed to existing files inside the granted directory",
+                            lexical.display()
+                        ),
+                    ));
+                }
+                match (existing.file_name(), existing.parent()) {
+                    (Some(name), Some(parent)) => {
+                        missing.push(name.to_os_string());
+                        existing = parent.to_path_buf();
+                    }
+                    _ => return Err(io_err(lexical, e, "cannot resolve")),
+                }
+            }
+            Err(e) => return Err(io_err(lexical, e, "cannot resolve")),
+        }
+    }
+}
+
+/// Maps an I/O error to an `fs-error`; cap-std reports an escape as `PermissionDenied` with its
+/// own wording, which is replaced by one naming the path.
+fn io_err(path: &Path, e: std::io::Error, what: &str) -> FsError {
+    use std::io::ErrorKind as K;
+    let p = path.display();
+    match e.kind() {
+        K::NotFound => err(ErrorCode::NotFound, format!("{p}: no such file or directory")),
+        K::PermissionDenied if e.to_string().contains("outside") => err(
+            ErrorCode::Denied,
+            format!("{p}: leads outside the granted directory (through `..` or a symlink)"),
+        ),
+        K::PermissionDenied => err(ErrorCode::Denied, format!("{p}: {what}: {e}")),
+        K::AlreadyExists => err(ErrorCode::AlreadyExists, format!("{p}: already exists")),
+        K::NotADirectory => err(ErrorCode::NotADirectory, format!("{p}: not a directory")),
+        K::IsADirectory => err(ErrorCode::IsADirectory, format!("{p}: is a directory")),
+        K::InvalidInput | K::InvalidFilename => {
+            err(ErrorCode::InvalidPath, format!("{p}: {what}: {e}"))
+        }
+        _ if e.raw_os_error() == Some(libc::ELOOP) => err(
+            ErrorCode::Denied,
+            format!("{p}: too many levels of symlinks"),
+        ),
+        _ => err(ErrorCode::Io, format!("{p}: {what}: {e}")),
+    }
+}
+
+/// Checks the path as written and the real path against the policy.
+fn check(policy: &dyn Policy, r: &Resolved, write: bool) -> Result<(), FsError> {
+    let real = r.real();
+    let verb = if write { "writing" } else { "reading" };
+    for p in [&r.lexical, &real] {
+        if let Err(rule) = policy.check_path(p, write) {
+            let shown = if *p == r.lexical {
+                r.lexical.display().to_string()
+            } else {
+                format!("{} (real path {})", r.lexical.display(), real.display())
+            };
+            return Err(err(
+                ErrorCode::Denied,
+                format!("{verb} {shown} is denied: {rule}"),
+            ));
+        }
+        if r.lexical == real {
+            break;
+        }
+    }
+    Ok(())
+}
+
+fn kind_of(ft: cap_std::fs::FileType) -> Kind {
+    if ft.is_symlink() {
+        Kind::Symlink
+    } else if ft.is_dir() {
+        Kind::Directory
+    } else if ft.is_file() {
+        Kind::File
+    } else {
+        Kind::Other
+    }
+}
+
+/// What one operation needs, detached from the store so it can run on the blocking pool.
+struct Job {
+    grant: Arc<Grant>,
+    policy: Arc<dyn Policy>,
+    lexical: PathBuf,
+}
+
+impl Job {
+    fn resolve(&self, write: bool) -> Result<Resolved, FsError> {
+        let r = resolve(&self.grant, self.lexical.clone(), write)?;
+        check(self.policy.as_ref(), &r, write)?;
+        Ok(r)
+    }
+}
+
+impl SandboxState {
+    fn fs_job(&self, raw: &str) -> Result<Job, FsError> {
+        Ok(Job {
+            grant: self.grant.clone(),
+            policy: self.ctx.policy.clone(),
+            lexical: absolute(&self.ctx.cwd, raw)?,
+        })
+    }
+
+    /// Runs `f` on the blocking pool, giving up at the call's deadline.
+    async fn fs_run<T: Send + 'static>(
+        &mut self,
+        raw: &str,
+        f: impl FnOnce(Job) -> Result<T, FsError> + Send + 'static,
+    ) -> Result<T, FsError> {
+        let job = self.fs_job(raw)?;
+        let shown = job.lexical.display().to_string();
+        let remaining = self.remaining();
+        if remaining.is_zero() {
+            return Err(err(
+                ErrorCode::Io,
+                format!("{shown}: the call's deadline has passed"),
+            ));
+        }
+        let task = tokio::task::spawn_blocking(move || f(job));
+        match tokio::time::timeout(remaining.max(Duration::from_millis(1)), task).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => Err(err(ErrorCode::Io, format!("{shown}: host task failed: {e}"))),
+            Err(_) => Err(err(
+                ErrorCode::Io,
+                format!("{shown}: did not finish before the call's deadline"),
+            )),
+        }
+    }
+}
+
+fn read_file(job: Job) -> Result<Vec<u8>, FsError> {
+    let r = job.resolve(false)?;
+    let meta = r
+        .dir
+        .metadata(r.rel())
+        .map_err(|e| io_err(&r.lexical, e, "cannot stat"))?;
+    if meta.is_dir() {
+        return Err(err(
+            ErrorCode::IsADirectory,
+            format!("{}: is a directory", r.lexical.display()),
+        ));
+    }
+    if !meta.is_file() {
+        return Err(err(
+            ErrorCode::Denied,
+            format!(
+                "{}: not a regular file (devices, FIFOs and sockets cannot be read)",
+                r.lexical.display()
+            ),
+        ));
+    }
+    if meta.len() > MAX_READ_BYTES {
+        return Err(too_large(&r.lexical, meta.len()));
+    }
+    let mut opts = OpenOptions::new();
+    // Non-blocking so a file swapped for a FIFO after the check cannot hang the open.
+    opts.read(true).custom_flags(libc::O_NONBLOCK);
+    let file = r
+        .dir
+        .open_with(r.rel(), &opts)
+        .map_err(|e| io_err(&r.lexical, e, "cannot open"))?;
+    let mut buf = Vec::with_capacity(meta.len() as usize);
+    file.take(MAX_READ_BYTES + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| io_err(&r.lexical, e, "cannot read"))?;
+    if buf.len() as u64 > MAX_READ_BYTES {
+        return Err(too_large(&r.lexical, buf.len() as u64));
+    }
+    Ok(buf)
+}
+
+fn too_large(path: &Path, size: u64) -> FsError {
+    err(
+        ErrorCode::TooLarge,
+        format!(
+            "{}: {size} bytes is over the {MAX_READ_BYTES}-byte read limit",
+            path.display()
+        ),
+    )
+}
+
+fn write_file(job: Job, contents: Vec<u8>) -> Result<(), FsError> {
+    let r = job.resolve(true)?;
+    if r.rel_real.as_os_str().is_empty() {
+        return Err(err(
+            ErrorCode::IsADirectory,
+            format!("{}: is a directory", r.lexical.display()),
+        ));
+    }
+    if let Ok(m) = r.dir.metadata(r.rel()) {
+        if m.is_dir() {
+            return Err(err(
+                ErrorCode::IsADirectory,
+                format!("{}: is a directory", r.lexical.display()),
+            ));
+        }
+        if !m.is_file() {
+            return Err(err(
+                ErrorCode::Denied,
+                format!("{}: not a regular file", r.lexical.display()),
+            ));
+        }
+    }
+    r.dir
+        .write(r.rel(), contents)
+        .map_err(|e| io_err(&r.lexical, e, "cannot write"))
+}
+
+fn stat_path(job: Job) -> Result<Metadata, FsError> {
+    let r = job.resolve(false)?;
+    // Stat the link itself when the path as written is one (the WIT promises the link's kind);
+    // its real path was still checked above.
+    let rest = lexical_rest(&r);
+    let meta = match rest.as_deref() {
+        Some(rest) if !rest.as_os_str().is_empty() => r
+            .dir
+            .symlink_metadata(rest)
+            .or_else(|_| r.dir.metadata(r.rel())),
+        _ => r.dir.metadata(r.rel()),
+    }
+    .map_err(|e| io_err(&r.lexical, e, "cannot stat"))?;
+    let modified_ms = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.into_std().duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_millis() as u64);
+    Ok(Metadata {
+        kind: kind_of(meta.file_type()),
+        size: meta.len(),
+        modified_ms,
+    })
+}
+
+/// The path as written, relative to the granted directory, when its parent resolves to the
+/// same place (so stat-ing it through the handle cannot reach anything else).
+fn lexical_rest(r: &Resolved) -> Option<PathBuf> {
+    let name = r.lexical.file_name()?;
+    let real_parent = r.rel_real.parent().unwrap_or(Path::new(""));
+    let candidate = real_parent.join(name);
+    (candidate != r.rel_real).then_some(candidate)
+}
+
+fn list(job: Job) -> Result<Vec<DirEntry>, FsError> {
+    let r = job.resolve(false)?;
+    let rd = r
+        .dir
+        .read_dir(r.rel())
+        .map_err(|e| io_err(&r.lexical, e, "cannot list"))?;
+    let mut out = Vec::new();
+    for entry in rd {
+        let entry = entry.map_err(|e| io_err(&r.lexical, e, "cannot list"))?;
+        if out.len() >= MAX_DIR_ENTRIES {
+            return Err(err(
+                ErrorCode::TooLarge,
+                format!(
+                    "{}: more than {MAX_DIR_ENTRIES} entries",
+                    r.lexical.display()
+                ),
+            ));
+        }
+        let kind = entry.file_type().map(kind_of).unwrap_or(Kind::Other);
+        out.push(DirEntry {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            kind,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(out)
+}
+
+fn mkdir(job: Job) -> Result<(), FsError> {
+    let r = job.resolve(true)?;
+    r.dir
+        .create_dir_all(r.rel())
+        .map_err(|e| io_err(&r.lexical, e, "cannot create directory"))
+}
+
+fn remove(job: Job) -> Result<(), FsError> {
+    let r = job.resolve(true)?;
+    // Remove the entry as written (a link, not its target), through its resolved parent.
+    let target = lexical_rest(&r).unwrap_or_else(|| r.rel_real.clone());
+    if target.as_os_str().is_empty() {
+        return Err(err(
+            ErrorCode::IsADirectory,
+            format!("{}: is a directory", r.lexical.display()),
+        ));
+    }
+    r.dir
+        .remove_file(&target)
+        .map_err(|e| io_err(&r.lexical, e, "cannot remove"))
 }
 
 impl Host for SandboxState {
@@ -15,34 +518,31 @@ impl Host for SandboxState {
         Ok(self.ctx.cwd.display().to_string())
     }
 
-    async fn read(&mut self, _path: String) -> wasmtime::Result<Result<Vec<u8>, FsError>> {
-        Ok(Err(unavailable()))
+    async fn read(&mut self, path: String) -> wasmtime::Result<Result<Vec<u8>, FsError>> {
+        Ok(self.fs_run(&path, read_file).await)
     }
 
     async fn write(
         &mut self,
-        _path: String,
-        _contents: Vec<u8>,
+        path: String,
+        contents: Vec<u8>,
     ) -> wasmtime::Result<Result<(), FsError>> {
-        Ok(Err(unavailable()))
+        Ok(self.fs_run(&path, move |j| write_file(j, contents)).await)
     }
 
-    async fn stat(&mut self, _path: String) -> wasmtime::Result<Result<Metadata, FsError>> {
-        Ok(Err(unavailable()))
+    async fn stat(&mut self, path: String) -> wasmtime::Result<Result<Metadata, FsError>> {
+        Ok(self.fs_run(&path, stat_path).await)
     }
 
-    async fn list_dir(
-        &mut self,
-        _path: String,
-    ) -> wasmtime::Result<Result<Vec<DirEntry>, FsError>> {
-        Ok(Err(unavailable()))
+    async fn list_dir(&mut self, path: String) -> wasmtime::Result<Result<Vec<DirEntry>, FsError>> {
+        Ok(self.fs_run(&path, list).await)
     }
 
-    async fn create_dir(&mut self, _path: String) -> wasmtime::Result<Result<(), FsError>> {
-        Ok(Err(unavailable()))
+    async fn create_dir(&mut self, path: String) -> wasmtime::Result<Result<(), FsError>> {
+        Ok(self.fs_run(&path, mkdir).await)
     }
 
-    async fn remove_file(&mut self, _path: String) -> wasmtime::Result<Result<(), FsError>> {
-        Ok(Err(unavailable()))
+    async fn remove_file(&mut self, path: String) -> wasmtime::Result<Result<(), FsError>> {
+        Ok(self.fs_run(&path, remove).await)
     }
 }

@@ -1,0 +1,1 @@
+//! Permissions enforced at the capability boundary.
