@@ -11,6 +11,7 @@
 mod bash;
 mod engine;
 mod filter;
+mod fxhash;
 mod paths;
 mod pattern;
 mod rules;

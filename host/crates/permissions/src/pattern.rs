@@ -58,6 +58,9 @@ pub struct CommandPattern {
     bare: Option<Wildcard>,
     /// The literal first word, used to index rules by program name.
     key: Option<String>,
+    /// The literal first two words (`git push`), when every matching command must start with
+    /// exactly them; a finer index than `key` for the common `program subcommand *` shape.
+    key2: Option<String>,
     /// More than a bare command name (`git push *` rather than `git *`).
     specific: bool,
 }
@@ -78,10 +81,27 @@ impl CommandPattern {
         let head = spec.strip_suffix(" *").unwrap_or(spec).trim_end();
         let first = head.split(' ').next().unwrap_or("");
         let key = (!first.is_empty() && !first.contains('*')).then(|| first.to_string());
+        let full = Wildcard::new(spec);
+        let key2 = key.as_ref().and_then(|_| {
+            // The literal text every match starts with; for an exact pattern, all of it.
+            let lit = if full.wild {
+                full.parts.first().map_or("", String::as_str)
+            } else {
+                spec
+            };
+            let k = two_words(lit)?;
+            // The second word must be complete inside the literal: followed by a space, or
+            // the end of an exact pattern. An empty second word is not indexed because the
+            // bare form (`git  *` → `git`) would then not share it.
+            let second = &k[k.find(' ')? + 1..];
+            let complete = lit.len() > k.len() || !full.wild;
+            (complete && !second.is_empty()).then(|| k.to_string())
+        });
         CommandPattern {
-            full: Wildcard::new(spec),
+            full,
             bare,
             key,
+            key2,
             specific: head.contains(' ') || head.contains('*'),
         }
     }
@@ -94,6 +114,11 @@ impl CommandPattern {
     /// The literal program name the pattern starts with, if any.
     pub fn key(&self) -> Option<&str> {
         self.key.as_deref()
+    }
+
+    /// The literal first two words every match starts with (see [`two_words`]), if known.
+    pub fn key2(&self) -> Option<&str> {
+        self.key2.as_deref()
     }
 
     /// For patterns without a leading literal program (`* --version`): the literal last word
@@ -120,6 +145,16 @@ impl CommandPattern {
     }
 }
 
+/// A command form's text up to (not including) its second space, or all of it when it has only
+/// one space; `None` without a space. Rules and forms are keyed by this the same way.
+pub fn two_words(form: &str) -> Option<&str> {
+    let a = form.find(' ')?;
+    match form[a + 1..].find(' ') {
+        Some(b) => Some(&form[..a + 1 + b]),
+        None => Some(form),
+    }
+}
+
 /// A `WebFetch(domain:…)` host pattern (spec 2.5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DomainPattern {
@@ -142,7 +177,7 @@ impl DomainPattern {
         }
         let (any_sub, rest) = match p.strip_prefix("*.") {
             Some(r) => (true, r),
-            None => (false, p.as_str()),
+            None => (false, &*p),
         };
         DomainPattern {
             labels: rest.split('.').map(Wildcard::new).collect(),
@@ -153,27 +188,50 @@ impl DomainPattern {
 
     /// Whether `host` matches.
     pub fn matches(&self, host: &str) -> bool {
+        self.matches_normalised(&normalise_host(host))
+    }
+
+    /// Whether `host`, already passed through [`normalise_host`], matches.
+    pub fn matches_normalised(&self, host: &str) -> bool {
         if self.any {
             return true;
         }
-        let host = normalise_host(host);
-        let labels: Vec<&str> = host.split('.').collect();
+        let n = host.split('.').count();
         if self.any_sub {
-            if labels.len() <= self.labels.len() {
+            if n <= self.labels.len() {
                 return false;
             }
-        } else if labels.len() != self.labels.len() {
+        } else if n != self.labels.len() {
             return false;
         }
-        let tail = &labels[labels.len() - self.labels.len()..];
-        self.labels.iter().zip(tail).all(|(p, l)| p.matches(l))
+        host.rsplit('.')
+            .zip(self.labels.iter().rev())
+            .all(|(l, p)| p.matches(l))
+    }
+
+    /// The one host this pattern matches, when it has no wildcard.
+    pub fn exact_host(&self) -> Option<String> {
+        if self.any || self.any_sub || self.labels.iter().any(Wildcard::is_wild) {
+            return None;
+        }
+        let labels: Vec<&str> = self
+            .labels
+            .iter()
+            .filter_map(|l| l.parts.first().map(String::as_str))
+            .collect();
+        Some(labels.join("."))
     }
 }
 
-/// Lowercases and strips one trailing dot.
-pub fn normalise_host(host: &str) -> String {
+/// Lowercases and strips one trailing dot; borrows when nothing changes.
+pub fn normalise_host(host: &str) -> std::borrow::Cow<'_, str> {
     let h = host.trim();
-    h.strip_suffix('.').unwrap_or(h).to_ascii_lowercase()
+    let h = h.strip_suffix('.').unwrap_or(h);
+    if h.bytes().any(|b| b.is_ascii_uppercase()) {
+        std::borrow::Cow::Owned(h.to_ascii_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(h)
+    }
 }
 
 #[cfg(test)]
@@ -224,6 +282,20 @@ mod tests {
         );
         assert_eq!(CommandPattern::new("*version").last_key(), None);
         assert_eq!(CommandPattern::new("* install *").last_key(), None);
+        assert_eq!(CommandPattern::new("git push *").key2(), Some("git push"));
+        assert_eq!(CommandPattern::new("git push:*").key2(), Some("git push"));
+        assert_eq!(CommandPattern::new("git push").key2(), Some("git push"));
+        assert_eq!(
+            CommandPattern::new("git push -f *").key2(),
+            Some("git push")
+        );
+        assert_eq!(CommandPattern::new("git push*").key2(), None);
+        assert_eq!(CommandPattern::new("git *").key2(), None);
+        assert_eq!(CommandPattern::new("git  *").key2(), None);
+        assert_eq!(CommandPattern::new("git").key2(), None);
+        assert_eq!(two_words("git push origin"), Some("git push"));
+        assert_eq!(two_words("git push"), Some("git push"));
+        assert_eq!(two_words("git"), None);
     }
 
     #[test]
@@ -236,5 +308,13 @@ mod tests {
         let one_label = DomainPattern::new("example.*");
         assert!(one_label.matches("example.org") && !one_label.matches("example.evil.com"));
         assert!(DomainPattern::new("*").matches("anything.test"));
+        assert_eq!(
+            DomainPattern::new("Api.Example.com")
+                .exact_host()
+                .as_deref(),
+            Some("api.example.com")
+        );
+        assert_eq!(DomainPattern::new("*.example.com").exact_host(), None);
+        assert_eq!(DomainPattern::new("a*.example.com").exact_host(), None);
     }
 }

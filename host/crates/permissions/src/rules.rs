@@ -1,12 +1,12 @@
 //! Rule strings (spec 2.1): parsing, classification and startup warnings.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
+use crate::fxhash::FxHashMap;
 use crate::paths::{self, Anchors};
-use crate::pattern::{CommandPattern, DomainPattern, Wildcard};
+use crate::pattern::{self, CommandPattern, DomainPattern, Wildcard};
 
 /// Which list a rule came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -399,17 +399,79 @@ pub fn compile(
 }
 
 /// The compiled rules of one list, indexed for fast lookup.
+///
+/// Every index holds rule positions in ascending order, so "first match" within one index is
+/// the first hit of a forward scan, and the first match of the list is the smallest position
+/// among the indexes a lookup consults.
 #[derive(Debug, Default)]
 pub struct RuleSet {
     /// Every rule, in precedence order.
     pub rules: Vec<Rule>,
-    tool_level: Vec<usize>,
-    by_program: HashMap<String, Vec<usize>>,
-    by_last_word: HashMap<String, Vec<usize>>,
+    tool_level: ToolIndex,
+    by_two_words: FxHashMap<Box<str>, Vec<usize>>,
+    by_program: FxHashMap<Box<str>, Vec<usize>>,
+    by_last_word: FxHashMap<Box<str>, Vec<usize>>,
     unkeyed: Vec<usize>,
     read_paths: PathIndex,
     edit_paths: PathIndex,
-    others: Vec<usize>,
+    exact_hosts: FxHashMap<Box<str>, Vec<usize>>,
+    wild_hosts: Vec<usize>,
+    params: Vec<usize>,
+    texts: Vec<usize>,
+}
+
+/// Tool-level rules by the tool names they can select.
+#[derive(Debug, Default)]
+struct ToolIndex {
+    /// Exact names; `Edit` is filed under every edit tool it governs.
+    exact: FxHashMap<Box<str>, Vec<usize>>,
+    /// `mcp__server…` rules by server; their tool part is still checked.
+    mcp: FxHashMap<Box<str>, Vec<usize>>,
+    /// Name globs, tried against every tool.
+    globs: Vec<usize>,
+}
+
+impl ToolIndex {
+    fn add(&mut self, i: usize, tool: &ToolPat) {
+        match tool {
+            ToolPat::Exact(n) => {
+                push(&mut self.exact, n, i);
+                if n == "Edit" {
+                    for t in EDIT_TOOLS.iter().filter(|t| **t != "Edit") {
+                        push(&mut self.exact, t, i);
+                    }
+                }
+            }
+            ToolPat::Mcp { server, .. } => push(&mut self.mcp, server, i),
+            ToolPat::Glob(_) => self.globs.push(i),
+        }
+    }
+
+    fn first(&self, rules: &[Rule], tool: &str) -> Option<usize> {
+        let exact = self.exact.get(tool).and_then(|v| v.first().copied());
+        let mcp = split_mcp(tool)
+            .and_then(|(server, _)| self.mcp.get(server))
+            .and_then(|v| first_where(v, |i| rules[i].tool.matches(tool)));
+        let glob = first_where(&self.globs, |i| rules[i].tool.matches(tool));
+        first(first(exact, mcp), glob)
+    }
+}
+
+fn push(map: &mut FxHashMap<Box<str>, Vec<usize>>, key: &str, i: usize) {
+    match map.get_mut(key) {
+        Some(v) => v.push(i),
+        None => {
+            map.insert(key.into(), vec![i]);
+        }
+    }
+}
+
+fn first_where(list: &[usize], mut ok: impl FnMut(usize) -> bool) -> Option<usize> {
+    list.iter().copied().find(|&i| ok(i))
+}
+
+fn lookup<'m>(map: &'m FxHashMap<Box<str>, Vec<usize>>, key: &str) -> &'m [usize] {
+    map.get(key).map_or(&[], Vec::as_slice)
 }
 
 #[derive(Debug, Default)]
@@ -481,16 +543,20 @@ impl RuleSet {
         };
         for (i, r) in rules.iter().enumerate() {
             match &r.spec {
-                Spec::Any => s.tool_level.push(i),
-                Spec::Command(p) => match p.key() {
-                    Some(k) => s.by_program.entry(k.to_string()).or_default().push(i),
-                    None => match p.last_key() {
-                        Some(k) => s.by_last_word.entry(k.to_string()).or_default().push(i),
-                        None => s.unkeyed.push(i),
-                    },
+                Spec::Any => s.tool_level.add(i, &r.tool),
+                Spec::Command(p) => match (p.key2(), p.key(), p.last_key()) {
+                    (Some(k), _, _) => push(&mut s.by_two_words, k, i),
+                    (None, Some(k), _) => push(&mut s.by_program, k, i),
+                    (None, None, Some(k)) => push(&mut s.by_last_word, k, i),
+                    (None, None, None) => s.unkeyed.push(i),
                 },
                 Spec::Path { .. } => {}
-                Spec::Domain(_) | Spec::Param { .. } | Spec::Text(_) => s.others.push(i),
+                Spec::Domain(d) => match d.exact_host() {
+                    Some(h) => push(&mut s.exact_hosts, &h, i),
+                    None => s.wild_hosts.push(i),
+                },
+                Spec::Param { .. } => s.params.push(i),
+                Spec::Text(_) => s.texts.push(i),
             }
         }
         s.rules = rules;
@@ -499,35 +565,36 @@ impl RuleSet {
 
     /// First tool-level rule (no specifier) selecting `tool`.
     pub fn tool_level(&self, tool: &str) -> Option<usize> {
-        self.tool_level
-            .iter()
-            .copied()
-            .find(|&i| self.rules[i].tool.matches(tool))
+        self.tool_level.first(&self.rules, tool)
     }
 
     /// First Bash rule matching one command form. `exact_only` restricts to patterns without `*`
     /// (exec wrappers are approved only by a full-command rule).
     pub fn command(&self, form: &str, exact_only: bool) -> Option<usize> {
-        let program = form.split(' ').next().unwrap_or("");
-        let keyed = self
-            .by_program
-            .get(program)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        let ok = |i: &usize| match &self.rules[*i].spec {
+        let ok = |i: usize| match &self.rules[i].spec {
             Spec::Command(p) => (!exact_only || !p.is_wild()) && p.matches(form),
             _ => false,
         };
+        let program = form.split(' ').next().unwrap_or("");
         let last = form.rsplit(' ').next().unwrap_or("");
-        let by_last = self
-            .by_last_word
-            .get(last)
-            .map(Vec::as_slice)
-            .unwrap_or(&[]);
-        let a = keyed.iter().copied().find(|i| ok(i));
-        let b = self.unkeyed.iter().copied().find(|i| ok(i));
-        let c = by_last.iter().copied().find(|i| ok(i));
-        first(first(a, b), c)
+        let two = pattern::two_words(form).map_or(&[][..], |k| lookup(&self.by_two_words, k));
+        let mut best = first_where(two, ok);
+        for list in [
+            lookup(&self.by_program, program),
+            &self.unkeyed,
+            lookup(&self.by_last_word, last),
+        ] {
+            // Positions ascend, so a list whose next candidate is past the best hit so far
+            // cannot improve on it.
+            let bound = best.unwrap_or(usize::MAX);
+            let hit = list
+                .iter()
+                .copied()
+                .take_while(|&i| i < bound)
+                .find(|&i| ok(i));
+            best = first(best, hit);
+        }
+        best
     }
 
     /// First `Read(path)` rule matching.
@@ -542,12 +609,31 @@ impl RuleSet {
 
     /// First domain rule matching `host`.
     pub fn domain(&self, host: &str) -> Option<usize> {
-        self.others.iter().copied().find(|&i| matches!(&self.rules[i].spec, Spec::Domain(d) if self.rules[i].tool.matches("WebFetch") && d.matches(host)))
+        let host = pattern::normalise_host(host);
+        self.domain_normalised(&host)
+    }
+
+    /// First domain rule matching `host`, already passed through
+    /// [`pattern::normalise_host`].
+    pub fn domain_normalised(&self, host: &str) -> Option<usize> {
+        let ok = |i: usize| {
+            let r = &self.rules[i];
+            matches!(&r.spec, Spec::Domain(d) if r.tool.matches("WebFetch") && d.matches_normalised(host))
+        };
+        let exact = first_where(lookup(&self.exact_hosts, host), ok);
+        let bound = exact.unwrap_or(usize::MAX);
+        let wild = self
+            .wild_hosts
+            .iter()
+            .copied()
+            .take_while(|&i| i < bound)
+            .find(|&i| ok(i));
+        first(exact, wild)
     }
 
     /// First parameter rule for `tool` matching `input`.
     pub fn param(&self, tool: &str, input: &serde_json::Value) -> Option<usize> {
-        self.others.iter().copied().find(|&i| {
+        first_where(&self.params, |i| {
             let r = &self.rules[i];
             match &r.spec {
                 Spec::Param { name, value } => {
@@ -561,7 +647,7 @@ impl RuleSet {
 
     /// First plain-specifier rule for `tool` matching `text`.
     pub fn text(&self, tool: &str, text: &str) -> Option<usize> {
-        self.others.iter().copied().find(|&i| {
+        first_where(&self.texts, |i| {
             let r = &self.rules[i];
             matches!(&r.spec, Spec::Text(p) if r.tool.matches(tool) && p.matches(text))
         })
