@@ -7,6 +7,7 @@ use serde_json::Value;
 use warden_config::{Scope, Settings};
 
 use crate::bash;
+use crate::fxhash::FxHashMap;
 use crate::paths::{self, Anchors};
 use crate::rules::{self, Problem, RuleKind, RuleSet, Spec, first};
 use crate::shell::{self, ParsedCommand, Redirect, SimpleCommand};
@@ -175,12 +176,12 @@ pub struct Permissions {
 }
 
 /// A parse result shared between decisions.
-type CachedParse = std::sync::Arc<Result<ParsedCommand, shell::ShellError>>;
+type CachedParse = std::sync::Arc<Result<Analysed, shell::ShellError>>;
 
 /// Parsed command lines by text. An agent repeats the same commands (`cargo test`,
 /// `git status`) many times per session, and parsing dominates the cost of a Bash decision.
 #[derive(Debug, Default)]
-struct ParseCache(std::sync::Mutex<std::collections::HashMap<Box<str>, CachedParse>>);
+struct ParseCache(std::sync::Mutex<FxHashMap<Box<str>, CachedParse>>);
 
 impl ParseCache {
     const CAPACITY: usize = 4096;
@@ -191,7 +192,8 @@ impl ParseCache {
         {
             return hit.clone();
         }
-        let parsed = std::sync::Arc::new(shell::parse(text));
+        // Parse outside the lock so one slow command does not stall other threads' hits.
+        let parsed = std::sync::Arc::new(shell::parse(text).map(Analysed::new));
         if let Ok(mut map) = self.0.lock() {
             if map.len() >= Self::CAPACITY {
                 // Crude but bounded: a full cache starts over rather than tracking recency.
@@ -200,6 +202,104 @@ impl ParseCache {
             map.insert(text.into(), parsed.clone());
         }
         parsed
+    }
+}
+
+/// A parsed command line with everything about it that does not depend on rules, mode or
+/// working directory worked out once, so cached decisions only do rule lookups.
+#[derive(Debug)]
+struct Analysed {
+    parsed: ParsedCommand,
+    /// One entry per simple command, in order.
+    prepared: Vec<Prepared>,
+    /// Some command runs `git` (after wrappers).
+    has_git: bool,
+}
+
+/// The text forms one simple command is matched under.
+#[derive(Debug)]
+struct Prepared {
+    /// How many leading wrapper words `strip_wrappers` removed.
+    off: usize,
+    /// Unquoted words after wrappers, joined by spaces: what allow rules see.
+    allow_form: String,
+    /// The same words as written.
+    raw_form: String,
+    /// Every plausible reading for deny and ask rules, without duplicates; `allow_form` first.
+    forms: Vec<String>,
+    /// An exec wrapper: only a full-command allow rule approves it.
+    exact_only: bool,
+    /// Every leading assignment is on the safe list.
+    safe_env: bool,
+    /// The program name itself is an expansion.
+    dynamic_program: bool,
+}
+
+impl Analysed {
+    fn new(parsed: ParsedCommand) -> Self {
+        let has_git = parsed.commands.iter().any(|c| {
+            bash::strip_wrappers(&c.words)
+                .first()
+                .is_some_and(|p| bash::basename(p) == "git")
+        });
+        let prepared = parsed.commands.iter().map(Prepared::new).collect();
+        Analysed {
+            parsed,
+            prepared,
+            has_git,
+        }
+    }
+}
+
+impl Prepared {
+    fn new(cmd: &SimpleCommand) -> Self {
+        let stripped = bash::strip_wrappers(&cmd.words);
+        let off = cmd.words.len() - stripped.len();
+        let allow_form = stripped.join(" ");
+        let raw_form = cmd.raw_words[off..].join(" ");
+        let mut forms: Vec<String> = vec![allow_form.clone()];
+        let mut push = |s: String| {
+            if !forms.contains(&s) {
+                forms.push(s);
+            }
+        };
+        push(raw_form.clone());
+        push(cmd.words.join(" "));
+        if let Some(p) = stripped.first()
+            && p.contains('/')
+        {
+            let mut w = stripped.to_vec();
+            w[0] = bash::basename(p).to_string();
+            push(w.join(" "));
+            if let Some(g) = bash::strip_git_globals(&w) {
+                push(g.join(" "));
+            }
+        }
+        if let Some(g) = bash::strip_git_globals(stripped) {
+            push(g.join(" "));
+        }
+        if let Some(inner) = bash::strip_env(stripped) {
+            push(bash::strip_wrappers(inner).join(" "));
+        }
+        if bash::runs_inner_command(stripped) {
+            for i in 1..stripped.len() {
+                if !stripped[i].starts_with('-') {
+                    push(bash::strip_wrappers(&stripped[i..]).join(" "));
+                }
+            }
+        }
+        Prepared {
+            off,
+            allow_form,
+            raw_form,
+            forms,
+            exact_only: bash::is_exec_wrapper(stripped),
+            safe_env: cmd
+                .assignments
+                .iter()
+                .all(|(n, _)| bash::SAFE_ENV_VARS.contains(&n.as_str())),
+            dynamic_program: cmd.dynamic_in_program(),
+        }
     }
 }
 
@@ -611,7 +711,7 @@ impl Permissions {
             commands: vec![cmd],
             ..ParsedCommand::default()
         };
-        self.commands_facts(&parsed, &cwd, &mut f);
+        self.commands_facts(&Analysed::new(parsed), &cwd, &mut f);
         self.finish(f, None)
     }
 
@@ -664,7 +764,7 @@ impl Permissions {
 
     fn bash_facts(&self, command: &str, cwd: &Path, f: &mut Facts) {
         match &*self.parse_cache.get(command) {
-            Ok(parsed) => self.commands_facts(parsed, cwd, f),
+            Ok(analysed) => self.commands_facts(analysed, cwd, f),
             Err(e) => {
                 // Deny and ask rules still see the text; nothing can approve it but the
                 // user, a hook or a bare `Bash` allow.
@@ -678,56 +778,20 @@ impl Permissions {
         }
     }
 
-    fn commands_facts(&self, parsed: &ParsedCommand, start_cwd: &Path, f: &mut Facts) {
+    fn commands_facts(&self, analysed: &Analysed, start_cwd: &Path, f: &mut Facts) {
+        let parsed = &analysed.parsed;
         let mut cwd = start_cwd.to_path_buf();
         let mut cd_elsewhere = false;
         let mut all_covered = true;
         let mut needs_edit_mode = false;
         let mut allow_hit: Hit = None;
         let tool_allow = f.allow;
-        let has_git = parsed.commands.iter().any(|c| {
-            bash::strip_wrappers(&c.words)
-                .first()
-                .is_some_and(|p| bash::basename(p) == "git")
-        });
-        for cmd in &parsed.commands {
-            let stripped = bash::strip_wrappers(&cmd.words);
-            let off = cmd.words.len() - stripped.len();
-            let allow_form = stripped.join(" ");
-            let raw_form = cmd.raw_words[off..].join(" ");
-            // Deny and ask see every plausible reading of the command.
-            let mut forms: Vec<String> = vec![allow_form.clone()];
-            let mut push = |s: String| {
-                if !forms.contains(&s) {
-                    forms.push(s);
-                }
-            };
-            push(raw_form.clone());
-            push(cmd.words.join(" "));
-            if let Some(p) = stripped.first()
-                && p.contains('/')
-            {
-                let mut w = stripped.to_vec();
-                w[0] = bash::basename(p).to_string();
-                push(w.join(" "));
-                if let Some(g) = bash::strip_git_globals(&w) {
-                    push(g.join(" "));
-                }
-            }
-            if let Some(g) = bash::strip_git_globals(stripped) {
-                push(g.join(" "));
-            }
-            if let Some(inner) = bash::strip_env(stripped) {
-                push(bash::strip_wrappers(inner).join(" "));
-            }
-            if bash::runs_inner_command(stripped) {
-                for i in 1..stripped.len() {
-                    if !stripped[i].starts_with('-') {
-                        push(bash::strip_wrappers(&stripped[i..]).join(" "));
-                    }
-                }
-            }
-            for form in &forms {
+        let has_git = analysed.has_git;
+        for (cmd, prep) in parsed.commands.iter().zip(&analysed.prepared) {
+            let stripped = &cmd.words[prep.off..];
+            let allow_form = &prep.allow_form;
+            let raw_form = &prep.raw_form;
+            for form in &prep.forms {
                 f.deny(self.deny.command(form, false));
                 f.ask(self.ask.command(form, false));
             }
@@ -748,16 +812,15 @@ impl Permissions {
             }
 
             // Coverage for allow: a rule, the read-only set, or acceptEdits.
-            let exact_only = bash::is_exec_wrapper(stripped);
-            let safe_env = cmd
-                .assignments
-                .iter()
-                .all(|(n, _)| bash::SAFE_ENV_VARS.contains(&n.as_str()));
+            let exact_only = prep.exact_only;
+            let safe_env = prep.safe_env;
             let rule = if safe_env {
-                first(
-                    self.allow.command(&allow_form, exact_only),
-                    self.allow.command(&raw_form, exact_only),
-                )
+                let by_raw = if raw_form == allow_form {
+                    None
+                } else {
+                    self.allow.command(raw_form, exact_only)
+                };
+                first(self.allow.command(allow_form, exact_only), by_raw)
             } else {
                 None
             };
@@ -765,7 +828,7 @@ impl Permissions {
             if rule.is_some() && allow_hit.is_none() {
                 allow_hit = rule;
             }
-            if !covered && safe_env && !exact_only && !cmd.dynamic_in_program() {
+            if !covered && safe_env && !exact_only && !prep.dynamic_program {
                 if self.read_only(stripped, cmd, &cwd, cd_elsewhere && has_git) {
                     covered = true;
                 } else if self.accept_edits_command(stripped, cmd, &cwd, f) {
