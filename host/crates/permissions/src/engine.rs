@@ -9,7 +9,7 @@ use warden_config::{Scope, Settings};
 use crate::bash;
 use crate::fxhash::FxHashMap;
 use crate::paths::{self, Anchors};
-use crate::rules::{self, Problem, RuleKind, RuleSet, Spec, first};
+use crate::rules::{self, CommandIndex, Problem, RuleKind, RuleSet, Spec, first};
 use crate::shell::{self, ParsedCommand, Redirect, SimpleCommand};
 
 /// What happens to a tool call or capability use.
@@ -169,6 +169,7 @@ pub struct Permissions {
     deny: RuleSet,
     ask: RuleSet,
     allow: RuleSet,
+    commands: CommandIndex,
     sources: Vec<Source>,
     warnings: Vec<Warning>,
     bypass_disabled: bool,
@@ -496,6 +497,7 @@ impl Permissions {
             home: opts.home.clone(),
             work_dirs,
             extra_dirs: b.extra_dirs,
+            commands: CommandIndex::new([&deny, &ask, &allow]),
             deny: RuleSet::new(deny),
             ask: RuleSet::new(ask),
             allow: RuleSet::new(allow),
@@ -689,9 +691,20 @@ impl Permissions {
         }
         if bash::has_inline_code(&words) {
             let full = words.join(" ");
-            f.deny(self.deny.command(&full, false));
-            f.ask(self.ask.command(&full, false));
-            f.allow = first(f.allow, self.allow.command(&full, false));
+            let keys = self.commands.keys(&full);
+            f.deny(
+                self.commands
+                    .first(&self.deny, RuleKind::Deny, &keys, &full, false),
+            );
+            f.ask(
+                self.commands
+                    .first(&self.ask, RuleKind::Ask, &keys, &full, false),
+            );
+            f.allow = first(
+                f.allow,
+                self.commands
+                    .first(&self.allow, RuleKind::Allow, &keys, &full, false),
+            );
             if f.deny.is_none() && f.ask.is_none() && f.allow.is_none() {
                 return self.plain(Verdict::Deny, "inline interpreter code cannot be checked; add an allow rule for this exact command to permit it");
             }
@@ -769,8 +782,15 @@ impl Permissions {
                 // Deny and ask rules still see the text; nothing can approve it but the
                 // user, a hook or a bare `Bash` allow.
                 let text = command.trim();
-                f.deny(self.deny.command(text, false));
-                f.ask(self.ask.command(text, false));
+                let keys = self.commands.keys(text);
+                f.deny(
+                    self.commands
+                        .first(&self.deny, RuleKind::Deny, &keys, text, false),
+                );
+                f.ask(
+                    self.commands
+                        .first(&self.ask, RuleKind::Ask, &keys, text, false),
+                );
                 if f.allow.is_none() {
                     f.guard = Some(Guard::Opaque(e.to_string()));
                 }
@@ -791,10 +811,23 @@ impl Permissions {
             let stripped = &cmd.words[prep.off..];
             let allow_form = &prep.allow_form;
             let raw_form = &prep.raw_form;
-            for form in &prep.forms {
-                f.deny(self.deny.command(form, false));
-                f.ask(self.ask.command(form, false));
+            let mut allow_keys = None;
+            for (n, form) in prep.forms.iter().enumerate() {
+                let keys = self.commands.keys(form);
+                f.deny(
+                    self.commands
+                        .first(&self.deny, RuleKind::Deny, &keys, form, false),
+                );
+                f.ask(
+                    self.commands
+                        .first(&self.ask, RuleKind::Ask, &keys, form, false),
+                );
+                if n == 0 {
+                    // `forms[0]` is the allow form; its keys serve the allow list below.
+                    allow_keys = Some(keys);
+                }
             }
+            let allow_keys = allow_keys.unwrap_or_else(|| self.commands.keys(&prep.allow_form));
 
             let program = stripped.first().map(|p| bash::basename(p)).unwrap_or("");
             // Recognised file readers: their file arguments are reads (2.4).
@@ -818,9 +851,17 @@ impl Permissions {
                 let by_raw = if raw_form == allow_form {
                     None
                 } else {
-                    self.allow.command(raw_form, exact_only)
+                    self.commands
+                        .command(&self.allow, RuleKind::Allow, raw_form, exact_only)
                 };
-                first(self.allow.command(allow_form, exact_only), by_raw)
+                let by_allow = self.commands.first(
+                    &self.allow,
+                    RuleKind::Allow,
+                    &allow_keys,
+                    allow_form,
+                    exact_only,
+                );
+                first(by_allow, by_raw)
             } else {
                 None
             };

@@ -408,10 +408,6 @@ pub struct RuleSet {
     /// Every rule, in precedence order.
     pub rules: Vec<Rule>,
     tool_level: ToolIndex,
-    by_two_words: FxHashMap<Box<str>, Vec<usize>>,
-    by_program: FxHashMap<Box<str>, Vec<usize>>,
-    by_last_word: FxHashMap<Box<str>, Vec<usize>>,
-    unkeyed: Vec<usize>,
     read_paths: PathIndex,
     edit_paths: PathIndex,
     exact_hosts: FxHashMap<Box<str>, Vec<usize>>,
@@ -544,13 +540,8 @@ impl RuleSet {
         for (i, r) in rules.iter().enumerate() {
             match &r.spec {
                 Spec::Any => s.tool_level.add(i, &r.tool),
-                Spec::Command(p) => match (p.key2(), p.key(), p.last_key()) {
-                    (Some(k), _, _) => push(&mut s.by_two_words, k, i),
-                    (None, Some(k), _) => push(&mut s.by_program, k, i),
-                    (None, None, Some(k)) => push(&mut s.by_last_word, k, i),
-                    (None, None, None) => s.unkeyed.push(i),
-                },
-                Spec::Path { .. } => {}
+                // Bash rules live in the cross-list `CommandIndex`.
+                Spec::Command(_) | Spec::Path { .. } => {}
                 Spec::Domain(d) => match d.exact_host() {
                     Some(h) => push(&mut s.exact_hosts, &h, i),
                     None => s.wild_hosts.push(i),
@@ -566,35 +557,6 @@ impl RuleSet {
     /// First tool-level rule (no specifier) selecting `tool`.
     pub fn tool_level(&self, tool: &str) -> Option<usize> {
         self.tool_level.first(&self.rules, tool)
-    }
-
-    /// First Bash rule matching one command form. `exact_only` restricts to patterns without `*`
-    /// (exec wrappers are approved only by a full-command rule).
-    pub fn command(&self, form: &str, exact_only: bool) -> Option<usize> {
-        let ok = |i: usize| match &self.rules[i].spec {
-            Spec::Command(p) => (!exact_only || !p.is_wild()) && p.matches(form),
-            _ => false,
-        };
-        let program = form.split(' ').next().unwrap_or("");
-        let last = form.rsplit(' ').next().unwrap_or("");
-        let two = pattern::two_words(form).map_or(&[][..], |k| lookup(&self.by_two_words, k));
-        let mut best = first_where(two, ok);
-        for list in [
-            lookup(&self.by_program, program),
-            &self.unkeyed,
-            lookup(&self.by_last_word, last),
-        ] {
-            // Positions ascend, so a list whose next candidate is past the best hit so far
-            // cannot improve on it.
-            let bound = best.unwrap_or(usize::MAX);
-            let hit = list
-                .iter()
-                .copied()
-                .take_while(|&i| i < bound)
-                .find(|&i| ok(i));
-            best = first(best, hit);
-        }
-        best
     }
 
     /// First `Read(path)` rule matching.
@@ -651,6 +613,141 @@ impl RuleSet {
             let r = &self.rules[i];
             matches!(&r.spec, Spec::Text(p) if r.tool.matches(tool) && p.matches(text))
         })
+    }
+}
+
+/// Where `kind`'s rules sit in [`CommandIndex`]'s per-list arrays.
+fn list_slot(kind: RuleKind) -> usize {
+    match kind {
+        RuleKind::Deny => 0,
+        RuleKind::Ask => 1,
+        RuleKind::Allow => 2,
+    }
+}
+
+/// Bash rules of the deny, ask and allow lists, indexed together: a command form is checked
+/// against all three lists, so hashing its keys once serves every list.
+#[derive(Debug, Default)]
+pub struct CommandIndex {
+    /// By key text; one key string can be a two-word, program and last-word key at once.
+    keyed: FxHashMap<Box<str>, Keyed>,
+    /// Rules with no literal first or last word, per list.
+    unkeyed: [Vec<usize>; 3],
+}
+
+/// Rule positions filed under one key, per key kind and per list.
+#[derive(Debug, Default)]
+struct Keyed {
+    two_words: [Vec<usize>; 3],
+    program: [Vec<usize>; 3],
+    last_word: [Vec<usize>; 3],
+}
+
+/// A command form's entries in a [`CommandIndex`], looked up once for all lists.
+#[derive(Debug, Clone, Copy)]
+pub struct FormKeys<'i> {
+    two_words: Option<&'i Keyed>,
+    program: Option<&'i Keyed>,
+    last_word: Option<&'i Keyed>,
+}
+
+impl CommandIndex {
+    /// Indexes the Bash rules of the three lists, given as deny, ask, allow.
+    pub fn new(lists: [&[Rule]; 3]) -> Self {
+        let mut ix = CommandIndex::default();
+        for (slot, rules) in lists.into_iter().enumerate() {
+            for (i, r) in rules.iter().enumerate() {
+                let Spec::Command(p) = &r.spec else { continue };
+                let (key, pick): (&str, fn(&mut Keyed) -> &mut [Vec<usize>; 3]) =
+                    match (p.key2(), p.key(), p.last_key()) {
+                        (Some(k), _, _) => (k, |k| &mut k.two_words),
+                        (None, Some(k), _) => (k, |k| &mut k.program),
+                        (None, None, Some(k)) => (k, |k| &mut k.last_word),
+                        (None, None, None) => {
+                            ix.unkeyed[slot].push(i);
+                            continue;
+                        }
+                    };
+                let entry = match ix.keyed.get_mut(key) {
+                    Some(e) => e,
+                    None => ix.keyed.entry(key.into()).or_default(),
+                };
+                pick(entry)[slot].push(i);
+            }
+        }
+        ix
+    }
+
+    /// Looks up the entries `form` can match under.
+    pub fn keys(&self, form: &str) -> FormKeys<'_> {
+        if self.keyed.is_empty() {
+            return FormKeys {
+                two_words: None,
+                program: None,
+                last_word: None,
+            };
+        }
+        let program = form.split(' ').next().unwrap_or("");
+        let last = form.rsplit(' ').next().unwrap_or("");
+        let by_program = self.keyed.get(program);
+        FormKeys {
+            two_words: pattern::two_words(form).and_then(|k| self.keyed.get(k)),
+            program: by_program,
+            // A one-word form's last word is its program: same entry, no second hash.
+            last_word: if last.len() == form.len() {
+                by_program
+            } else {
+                self.keyed.get(last)
+            },
+        }
+    }
+
+    /// First rule of `set` (the `kind` list) matching `form`, given its [`FormKeys`].
+    /// `exact_only` restricts to patterns without `*` (exec wrappers are approved only by a
+    /// full-command rule).
+    pub fn first(
+        &self,
+        set: &RuleSet,
+        kind: RuleKind,
+        keys: &FormKeys<'_>,
+        form: &str,
+        exact_only: bool,
+    ) -> Option<usize> {
+        let slot = list_slot(kind);
+        let ok = |i: usize| match &set.rules[i].spec {
+            Spec::Command(p) => (!exact_only || !p.is_wild()) && p.matches(form),
+            _ => false,
+        };
+        let empty: &[usize] = &[];
+        let two = keys.two_words.map_or(empty, |k| &k.two_words[slot]);
+        let mut best = first_where(two, ok);
+        for list in [
+            keys.program.map_or(empty, |k| &k.program[slot]),
+            &self.unkeyed[slot],
+            keys.last_word.map_or(empty, |k| &k.last_word[slot]),
+        ] {
+            // Positions ascend, so a list whose next candidate is past the best hit so far
+            // cannot improve on it.
+            let bound = best.unwrap_or(usize::MAX);
+            let hit = list
+                .iter()
+                .copied()
+                .take_while(|&i| i < bound)
+                .find(|&i| ok(i));
+            best = first(best, hit);
+        }
+        best
+    }
+
+    /// First rule of `set` (the `kind` list) matching `form`.
+    pub fn command(
+        &self,
+        set: &RuleSet,
+        kind: RuleKind,
+        form: &str,
+        exact_only: bool,
+    ) -> Option<usize> {
+        self.first(set, kind, &self.keys(form), form, exact_only)
     }
 }
 
