@@ -643,6 +643,13 @@ struct Keyed {
     last_word: [Vec<usize>; 3],
 }
 
+#[derive(Debug, Clone, Copy)]
+enum KeyKind {
+    TwoWords,
+    Program,
+    LastWord,
+}
+
 /// A command form's entries in a [`CommandIndex`], looked up once for all lists.
 #[derive(Debug, Clone, Copy)]
 pub struct FormKeys<'i> {
@@ -658,21 +665,25 @@ impl CommandIndex {
         for (slot, rules) in lists.into_iter().enumerate() {
             for (i, r) in rules.iter().enumerate() {
                 let Spec::Command(p) = &r.spec else { continue };
-                let (key, pick): (&str, fn(&mut Keyed) -> &mut [Vec<usize>; 3]) =
-                    match (p.key2(), p.key(), p.last_key()) {
-                        (Some(k), _, _) => (k, |k| &mut k.two_words),
-                        (None, Some(k), _) => (k, |k| &mut k.program),
-                        (None, None, Some(k)) => (k, |k| &mut k.last_word),
-                        (None, None, None) => {
-                            ix.unkeyed[slot].push(i);
-                            continue;
-                        }
-                    };
+                let (key, kind) = match (p.key2(), p.key(), p.last_key()) {
+                    (Some(k), _, _) => (k, KeyKind::TwoWords),
+                    (None, Some(k), _) => (k, KeyKind::Program),
+                    (None, None, Some(k)) => (k, KeyKind::LastWord),
+                    (None, None, None) => {
+                        ix.unkeyed[slot].push(i);
+                        continue;
+                    }
+                };
                 let entry = match ix.keyed.get_mut(key) {
                     Some(e) => e,
                     None => ix.keyed.entry(key.into()).or_default(),
                 };
-                pick(entry)[slot].push(i);
+                let lists = match kind {
+                    KeyKind::TwoWords => &mut entry.two_words,
+                    KeyKind::Program => &mut entry.program,
+                    KeyKind::LastWord => &mut entry.last_word,
+                };
+                lists[slot].push(i);
             }
         }
         ix
