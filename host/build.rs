@@ -15,6 +15,18 @@ const GUESTS: &[(&str, Option<&str>)] = &[
     ("hostile", None),
     ("uses_exec", None),
     ("uses_wasi_fs", None),
+    ("uses_http", None),
+];
+
+/// Guest crates of the built-in tools; their bytes are embedded in the host
+/// (`warden::guests::TOOL_<NAME>_WASM`).
+const TOOLS: &[&str] = &[
+    "tool_read",
+    "tool_write",
+    "tool_edit",
+    "tool_glob",
+    "tool_grep",
+    "tool_bash",
 ];
 
 fn main() {
@@ -93,6 +105,19 @@ fn main() {
                 wasm.display().to_string()
             ));
         }
+    }
+    for krate in TOOLS {
+        let wasm = release.join(format!("{krate}.wasm"));
+        assert!(
+            wasm.exists(),
+            "tool component {} was not produced",
+            wasm.display()
+        );
+        generated.push_str(&format!(
+            "/// Bytes of the `{krate}` component.\npub const {}_WASM: &[u8] = include_bytes!({:?});\n",
+            krate.to_uppercase(),
+            wasm.display().to_string()
+        ));
     }
     generated.push_str(&format!(
         "/// The example plugins directory.\npub const PLUGINS_DIR: &str = {:?};\n",

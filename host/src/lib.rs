@@ -3,6 +3,7 @@
 //! - [`runtime`]: the wasmtime engine, compile cache and per-call sandboxes.
 //! - [`capability`]: the host side of the WIT capability interfaces (`fs`, `exec`, `http`,
 //!   `env`, `log`), each checked against the plugin's grant and the user's rules.
+//! - [`tools`]: the built-in tools (Read, Write, Edit, Glob, Grep, Bash) as components.
 //! - [`hook_result`]: a hook's typed answer and its Claude Code JSON form.
 //!
 //! See `ARCHITECTURE.md` for how a hook call travels through these modules.
@@ -10,6 +11,7 @@
 pub mod capability;
 pub mod hook_result;
 pub mod runtime;
+pub mod tools;
 
 /// Paths of the guest components built with this crate (examples and test guests).
 #[doc(hidden)]

@@ -143,6 +143,38 @@ impl SandboxState {
         Ok(real)
     }
 
+    /// A program opens files with the host's authority, out of the fs capability's reach, so
+    /// every argument naming an existing path (`x`, or the value of `--opt=x`) is checked as a
+    /// read of both the path as written and its real path: `cat link-to-.env` and
+    /// `/bin/cat .env` hit a `Read(./.env)` deny like the Read tool does.
+    fn check_path_args(&self, args: &[String], cwd: &Path) -> Result<(), ExecError> {
+        const MAX_CHECKED: usize = 512;
+        let candidates = args
+            .iter()
+            .flat_map(|a| {
+                let value = a.split_once('=').map(|(_, v)| v);
+                std::iter::once(a.as_str()).chain(value)
+            })
+            .filter(|a| !a.is_empty() && a.len() < 4096)
+            .take(MAX_CHECKED);
+        for arg in candidates {
+            let lexical = super::fs::normalise(&cwd.join(arg));
+            if std::fs::symlink_metadata(&lexical).is_err() {
+                continue;
+            }
+            let real = std::fs::canonicalize(&lexical).unwrap_or_else(|_| lexical.clone());
+            for p in [&lexical, &real] {
+                if let Err(rule) = self.ctx.policy.check_path(p, false) {
+                    return Err(ExecError::Denied(format!(
+                        "argument `{arg}` names {}, which may not be read: {rule}",
+                        p.display()
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Everything that must hold before the program runs; returns the resolved argv and cwd.
     fn exec_check(
         &self,
@@ -202,6 +234,7 @@ impl SandboxState {
             .policy
             .check_exec(&checked, &cwd)
             .map_err(|rule| ExecError::Denied(format!("`{}` is denied: {rule}", argv.join(" "))))?;
+        self.check_path_args(&argv[1..], &cwd)?;
         if options.stdin.as_ref().is_some_and(|s| s.len() > MAX_STDIN_BYTES) {
             return Err(ExecError::Failed(format!(
                 "stdin is over the {MAX_STDIN_BYTES}-byte limit"

@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 
 mod demo;
 mod hook_wasm;
+mod tool;
 
 /// Warden hosts agent plugins as sandboxed WebAssembly components.
 #[derive(Parser)]
@@ -22,6 +23,9 @@ enum Command {
     HookWasm(hook_wasm::Args),
     /// Show Warden at work on a few sample events, installing nothing.
     Demo(demo::Args),
+    /// Run a built-in tool (Read, Write, Edit, Glob, Grep, Bash) as a sandboxed component,
+    /// with the permission rules enforced where it touches files, programs and the network.
+    Tool(tool::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -29,6 +33,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::HookWasm(a) => hook_wasm::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Tool(a) => tool::run(a),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,511 @@
+//! Bash: parses the command line itself and runs every simple command through the exec
+//! capability as an argument vector, so the host sees, resolves and checks each real program.
+//!
+//! Supported: words with `'…'`, `"…"` and `\` escapes; `&&`, `||`, `;` and newlines; `|`
+//! pipes (each command's output is the next one's stdin); `>`, `>>`, `2>`, `2>>`, `&>`, `<`,
+//! `2>&1` and `>&2`, with files written and read through the fs capability; `cd`; leading
+//! `NAME=value` assignments (passed only if the variable is granted). Not supported, and
+//! refused rather than guessed: `$` expansion, command substitution, globbing, subshells,
+//! background jobs.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tool_common::{exec_error, fs_error, join, opt_u64, string};
+use warden_sdk::{Tool, ToolError, ToolInfo, ToolOutput, exec, fs};
+
+const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+const MAX_OUTPUT_CHARS: usize = 30_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    And,
+    Or,
+    Seq,
+    Pipe,
+    PipeAll,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Target {
+    Stdout,
+    Stderr,
+    Both,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Redirect {
+    /// Output of `target` to a file.
+    Out { target: Target, append: bool, file: String },
+    /// stdin from a file.
+    In(String),
+    /// `2>&1`.
+    ErrToOut,
+    /// `>&2`.
+    OutToErr,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Token {
+    Word(String),
+    Op(Op),
+    Redir(Redirect),
+}
+
+#[derive(Debug, Default)]
+struct Simple {
+    words: Vec<String>,
+    redirects: Vec<Redirect>,
+}
+
+fn invalid(m: impl Into<String>) -> ToolError {
+    ToolError::InvalidInput(m.into())
+}
+
+/// Splits a command line into words, operators and redirections.
+fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut pending: Option<(Target, bool)> = None;
+    let mut pending_in = false;
+    let mut i = 0;
+
+    fn push_word(
+        out: &mut Vec<Token>,
+        word: &mut String,
+        in_word: &mut bool,
+        pending: &mut Option<(Target, bool)>,
+        pending_in: &mut bool,
+    ) {
+        if !*in_word {
+            return;
+        }
+        let w = std::mem::take(word);
+        *in_word = false;
+        if let Some((target, append)) = pending.take() {
+            out.push(Token::Redir(Redirect::Out { target, append, file: w }));
+        } else if *pending_in {
+            *pending_in = false;
+            out.push(Token::Redir(Redirect::In(w)));
+        } else {
+            out.push(Token::Word(w));
+        }
+    }
+
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        match c {
+            ' ' | '\t' => {
+                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                i += 1;
+            }
+            '\n' | ';' => {
+                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                out.push(Token::Op(Op::Seq));
+                i += 1;
+            }
+            '#' if !in_word => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '\'' => {
+                in_word = true;
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        None => return Err(invalid("unterminated single quote")),
+                        Some('\'') => break,
+                        Some(&ch) => word.push(ch),
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            '"' => {
+                in_word = true;
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        None => return Err(invalid("unterminated double quote")),
+                        Some('"') => break,
+                        Some('\\') => match chars.get(i + 1) {
+                            Some(&e @ ('"' | '\\' | '$' | '`')) => {
+                                word.push(e);
+                                i += 1;
+                            }
+                            Some('\n') => i += 1,
+                            _ => word.push('\\'),
+                        },
+                        Some('$') if expands(chars.get(i + 1).copied()) => {
+                            return Err(expansion_error(&chars[i..]));
+                        }
+                        Some('`') => return Err(invalid("command substitution (`…`) is not supported")),
+                        Some(&ch) => word.push(ch),
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            '\\' => {
+                match next {
+                    Some('\n') => {}
+                    Some(e) => {
+                        word.push(e);
+                        in_word = true;
+                    }
+                    None => return Err(invalid("trailing backslash")),
+                }
+                i += 2;
+            }
+            '$' if expands(next) => return Err(expansion_error(&chars[i..])),
+            '`' => return Err(invalid("command substitution (`…`) is not supported")),
+            '(' | ')' => return Err(invalid("subshells and grouping are not supported")),
+            '&' if next == Some('&') => {
+                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                out.push(Token::Op(Op::And));
+                i += 2;
+            }
+            '&' if next == Some('>') => {
+                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                let append = chars.get(i + 2) == Some(&'>');
+                pending = Some((Target::Both, append));
+                i += if append { 3 } else { 2 };
+            }
+            '&' => return Err(invalid("background jobs (`&`) are not supported")),
+            '|' if next == Some('|') => {
+                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                out.push(Token::Op(Op::Or));
+                i += 2;
+            }
+            '|' => {
+                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                if next == Some('&') {
+                    out.push(Token::Op(Op::PipeAll));
+                    i += 2;
+                } else {
+                    out.push(Token::Op(Op::Pipe));
+                    i += 1;
+                }
+            }
+            '>' | '<' => {
+                // A bare `1` or `2` right before the operator is a file descriptor.
+                let fd = if in_word && (word == "1" || word == "2") && !word.is_empty() {
+                    let fd = word.clone();
+                    word.clear();
+                    in_word = false;
+                    Some(fd)
+                } else {
+                    push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                    None
+                };
+                if pending.is_some() || pending_in {
+                    return Err(invalid("a redirection is missing its file"));
+                }
+                if c == '<' {
+                    if fd.is_some() || next == Some('<') {
+                        return Err(invalid("here-documents and input descriptors are not supported"));
+                    }
+                    pending_in = true;
+                    i += 1;
+                    continue;
+                }
+                let append = next == Some('>');
+                let after = if append { i + 2 } else { i + 1 };
+                if chars.get(after) == Some(&'&') {
+                    let dst = chars.get(after + 1).copied();
+                    let redir = match (fd.as_deref(), dst) {
+                        (Some("2"), Some('1')) => Redirect::ErrToOut,
+                        (None | Some("1"), Some('2')) => Redirect::OutToErr,
+                        _ => return Err(invalid("unsupported descriptor duplication")),
+                    };
+                    out.push(Token::Redir(redir));
+                    i = after + 2;
+                    continue;
+                }
+                let target = if fd.as_deref() == Some("2") { Target::Stderr } else { Target::Stdout };
+                pending = Some((target, append));
+                i = after;
+            }
+            _ => {
+                word.push(c);
+                in_word = true;
+                i += 1;
+            }
+        }
+    }
+    push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+    if pending.is_some() || pending_in {
+        return Err(invalid("a redirection is missing its file"));
+    }
+    Ok(out)
+}
+
+fn expands(next: Option<char>) -> bool {
+    next.is_some_and(|n| n.is_ascii_alphanumeric() || matches!(n, '_' | '{' | '(' | '?' | '@' | '*' | '#' | '$' | '!' | '-'))
+}
+
+fn expansion_error(rest: &[char]) -> ToolError {
+    let shown: String = rest.iter().take(20).collect();
+    invalid(format!(
+        "shell expansion is not supported (at `{shown}`); write the value out, or quote it with single quotes"
+    ))
+}
+
+/// Groups tokens into `(connector before, pipeline)` entries.
+fn parse(tokens: Vec<Token>) -> Result<Vec<(Op, Vec<(Simple, bool)>)>, ToolError> {
+    let mut list = Vec::new();
+    let mut pipeline: Vec<(Simple, bool)> = Vec::new();
+    let mut cur = Simple::default();
+    let mut connector = Op::Seq;
+    let flush = |cur: &mut Simple| -> Option<Simple> {
+        if cur.words.is_empty() && cur.redirects.is_empty() { None } else { Some(std::mem::take(cur)) }
+    };
+    for t in tokens {
+        match t {
+            Token::Word(w) => cur.words.push(w),
+            Token::Redir(r) => cur.redirects.push(r),
+            Token::Op(op @ (Op::Pipe | Op::PipeAll)) => {
+                let Some(s) = flush(&mut cur) else {
+                    return Err(invalid("a pipe is missing its command"));
+                };
+                pipeline.push((s, op == Op::PipeAll));
+            }
+            Token::Op(op) => {
+                match flush(&mut cur) {
+                    Some(s) => pipeline.push((s, false)),
+                    None if pipeline.is_empty() && op == Op::Seq => continue,
+                    None => return Err(invalid("an operator is missing its command")),
+                }
+                list.push((connector, std::mem::take(&mut pipeline)));
+                connector = op;
+            }
+        }
+    }
+    match flush(&mut cur) {
+        Some(s) => pipeline.push((s, false)),
+        None if !pipeline.is_empty() || matches!(connector, Op::And | Op::Or) => {
+            return Err(invalid("the command ends with an operator"));
+        }
+        None => {}
+    }
+    if !pipeline.is_empty() {
+        list.push((connector, pipeline));
+    }
+    Ok(list)
+}
+
+struct Shell {
+    cwd: String,
+    deadline: Instant,
+    timeout_ms: u64,
+    timed_out: bool,
+}
+
+impl Shell {
+    fn path(&self, p: &str) -> String {
+        if p.starts_with('/') { p.to_string() } else { join(&self.cwd, p) }
+    }
+
+    fn write_to(&self, file: &str, bytes: &[u8], append: bool) -> Result<(), ToolError> {
+        if file == "/dev/null" {
+            return Ok(());
+        }
+        let path = self.path(file);
+        let mut data = Vec::new();
+        if append {
+            match fs::read(&path) {
+                Ok(old) => data = old,
+                Err(e) if e.code == fs::ErrorCode::NotFound => {}
+                Err(e) => return Err(fs_error(e)),
+            }
+        }
+        data.extend_from_slice(bytes);
+        fs::write(&path, &data).map_err(fs_error)
+    }
+
+    /// Runs one simple command; returns (status, stdout, stderr).
+    fn run(&mut self, cmd: &Simple, stdin: Option<Vec<u8>>) -> Result<(i32, Vec<u8>, Vec<u8>), ToolError> {
+        let mut stdin = stdin;
+        for r in &cmd.redirects {
+            if let Redirect::In(f) = r {
+                stdin = Some(if f == "/dev/null" { Vec::new() } else { fs::read(&self.path(f)).map_err(fs_error)? });
+            }
+        }
+        let assignments = cmd.words.iter().take_while(|w| is_assignment(w)).count();
+        let env: Vec<(String, String)> = cmd.words[..assignments]
+            .iter()
+            .filter_map(|w| w.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+            .collect();
+        let argv = &cmd.words[assignments..];
+        let (status, mut out, mut err) = match argv.first().map(String::as_str) {
+            None => (0, Vec::new(), Vec::new()),
+            Some("cd") => {
+                let target = argv.get(1).map(String::as_str).unwrap_or(".");
+                let path = normalise(&self.path(target));
+                match fs::stat(&path) {
+                    Ok(m) if m.kind == fs::Kind::Directory => {
+                        self.cwd = path;
+                        (0, Vec::new(), Vec::new())
+                    }
+                    Ok(_) => (1, Vec::new(), format!("cd: {target}: Not a directory\n").into_bytes()),
+                    Err(e) if e.code == fs::ErrorCode::Denied => return Err(ToolError::Denied(e.message)),
+                    Err(_) => (1, Vec::new(), format!("cd: {target}: No such file or directory\n").into_bytes()),
+                }
+            }
+            Some(_) => {
+                let left = self.deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    self.timed_out = true;
+                    return Ok((-1, Vec::new(), Vec::new()));
+                }
+                let options = exec::Options {
+                    cwd: Some(self.cwd.clone()),
+                    stdin,
+                    env,
+                    timeout_ms: Some(left.as_millis().min(u32::MAX as u128) as u32),
+                };
+                let o = exec::run(argv, &options).map_err(exec_error)?;
+                if o.timed_out {
+                    self.timed_out = true;
+                }
+                (o.status, o.stdout, o.stderr)
+            }
+        };
+        for r in &cmd.redirects {
+            match r {
+                Redirect::ErrToOut => out.append(&mut err),
+                Redirect::OutToErr => err.append(&mut out),
+                Redirect::Out { target, append, file } => {
+                    let bytes = match target {
+                        Target::Stdout => std::mem::take(&mut out),
+                        Target::Stderr => std::mem::take(&mut err),
+                        Target::Both => {
+                            let mut b = std::mem::take(&mut out);
+                            b.append(&mut err);
+                            b
+                        }
+                    };
+                    self.write_to(file, &bytes, *append)?;
+                }
+                Redirect::In(_) => {}
+            }
+        }
+        Ok((status, out, err))
+    }
+}
+
+fn is_assignment(w: &str) -> bool {
+    match w.split_once('=') {
+        Some((k, _)) => !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !k.starts_with(|c: char| c.is_ascii_digit()),
+        None => false,
+    }
+}
+
+fn normalise(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for p in path.split('/') {
+        match p {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            p => parts.push(p),
+        }
+    }
+    format!("/{}", parts.join("/"))
+}
+
+fn cap(s: String) -> String {
+    match s.char_indices().nth(MAX_OUTPUT_CHARS) {
+        Some((cut, _)) => format!("{}\n… [output truncated]", &s[..cut]),
+        None => s,
+    }
+}
+
+struct Bash;
+
+impl Tool for Bash {
+    fn describe() -> ToolInfo {
+        ToolInfo {
+            name: "Bash".into(),
+            description: "Executes a command line. Each simple command runs as its own program (argv, no shell); `&&`, `||`, `;`, `|` and `>`/`>>`/`<` redirections are handled by the tool. Shell expansion, command substitution and globbing are not supported.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command to execute"},
+                    "timeout": {"type": "number", "description": "Optional timeout in milliseconds (max 600000)"},
+                    "description": {"type": "string", "description": "Clear, concise description of what this command does"}
+                },
+                "required": ["command"]
+            }),
+        }
+    }
+
+    fn invoke(input: Value) -> Result<ToolOutput, ToolError> {
+        let command = string(&input, "command")?;
+        let timeout_ms = opt_u64(&input, "timeout")?.unwrap_or(DEFAULT_TIMEOUT_MS).min(MAX_TIMEOUT_MS);
+        let list = parse(lex(command)?)?;
+        let mut sh = Shell {
+            cwd: fs::cwd(),
+            deadline: Instant::now() + Duration::from_millis(timeout_ms),
+            timeout_ms,
+            timed_out: false,
+        };
+        let mut status = 0;
+        let mut stdout = Vec::new();
+        let mut stderr = Vec::new();
+        for (connector, pipeline) in &list {
+            if (*connector == Op::And && status != 0) || (*connector == Op::Or && status == 0) {
+                continue;
+            }
+            let mut carry: Option<Vec<u8>> = None;
+            let n = pipeline.len();
+            for (i, (cmd, all)) in pipeline.iter().enumerate() {
+                let (st, mut out, mut err) = sh.run(cmd, carry.take())?;
+                status = st;
+                if *all {
+                    out.append(&mut err);
+                }
+                stderr.append(&mut err);
+                if i + 1 < n {
+                    carry = Some(out);
+                } else {
+                    stdout.append(&mut out);
+                }
+                if sh.timed_out {
+                    break;
+                }
+            }
+            if sh.timed_out {
+                break;
+            }
+        }
+        let out = String::from_utf8_lossy(&stdout).into_owned();
+        let err = String::from_utf8_lossy(&stderr).into_owned();
+        let mut content = out.trim_end().to_string();
+        if !err.trim().is_empty() {
+            if !content.is_empty() {
+                content.push('\n');
+            }
+            content.push_str(err.trim_end());
+        }
+        let content = cap(content);
+        if sh.timed_out {
+            return Err(ToolError::Failed(format!("{content}\nCommand timed out after {} ms", sh.timeout_ms)));
+        }
+        if status != 0 {
+            return Err(ToolError::Failed(format!("{content}\nExit code {status}")));
+        }
+        Ok(ToolOutput {
+            content,
+            structured: Some(json!({"stdout": out, "stderr": err, "exit_code": status, "interrupted": false})),
+        })
+    }
+}
+
+warden_sdk::export_tool!(Bash);

@@ -1,0 +1,62 @@
+//! Read: a file's lines, numbered like `cat -n`, through the fs capability.
+
+use serde_json::{Value, json};
+use tool_common::{absolute, fs_error, opt_u64, string};
+use warden_sdk::{Tool, ToolError, ToolInfo, ToolOutput, fs};
+
+const DEFAULT_LIMIT: u64 = 2000;
+const MAX_LINE_CHARS: usize = 2000;
+
+struct Read;
+
+impl Tool for Read {
+    fn describe() -> ToolInfo {
+        ToolInfo {
+            name: "Read".into(),
+            description: "Reads a file from the local filesystem. Returns up to 2000 lines from the start (or from `offset`), numbered like `cat -n`; longer lines are cut at 2000 characters.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": {
+                    "file_path": {"type": "string", "description": "The absolute path to the file to read"},
+                    "offset": {"type": "number", "description": "The line number to start reading from (1-based)"},
+                    "limit": {"type": "number", "description": "The number of lines to read"}
+                },
+                "required": ["file_path"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn invoke(input: Value) -> Result<ToolOutput, ToolError> {
+        let path = absolute(string(&input, "file_path")?);
+        let offset = opt_u64(&input, "offset")?.unwrap_or(1).max(1);
+        let limit = opt_u64(&input, "limit")?.unwrap_or(DEFAULT_LIMIT);
+        let bytes = fs::read(&path).map_err(fs_error)?;
+        let text = String::from_utf8_lossy(&bytes);
+        if text.is_empty() {
+            return Ok(ToolOutput::text(
+                "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>",
+            ));
+        }
+        let total = text.lines().count() as u64;
+        if offset > total {
+            return Ok(ToolOutput::text(format!(
+                "<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {total} lines.</system-reminder>"
+            )));
+        }
+        let mut out = String::new();
+        for (i, line) in text.lines().enumerate().skip((offset - 1) as usize).take(limit as usize) {
+            let line = match line.char_indices().nth(MAX_LINE_CHARS) {
+                Some((cut, _)) => &line[..cut],
+                None => line,
+            };
+            out.push_str(&format!("{:>6}\t{}\n", i + 1, line));
+        }
+        Ok(ToolOutput {
+            content: out,
+            structured: Some(json!({"file_path": path, "total_lines": total})),
+        })
+    }
+}
+
+warden_sdk::export_tool!(Read);
