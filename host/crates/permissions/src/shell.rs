@@ -86,7 +86,122 @@ fn options() -> ParserOptions {
 }
 
 /// Parses `text` into its simple commands.
+///
+/// Lines in the plain subset [`parse_plain`] accepts are split by it; everything else goes
+/// through [`parse_full`]. Both give the same result wherever the subset applies.
 pub fn parse(text: &str) -> Result<ParsedCommand, ShellError> {
+    if text.len() > MAX_COMMAND_LEN {
+        return Err(ShellError::TooLong);
+    }
+    match parse_plain(text) {
+        Some(parsed) => Ok(parsed),
+        None => parse_full(text),
+    }
+}
+
+/// Bytes of an unquoted word that bash takes literally: no quoting, expansion, globbing,
+/// comment, tilde or redirection meaning. The same set `Walker::expand` passes through as is.
+fn plain_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-_./=:,+%@^".contains(&b)
+}
+
+/// Words bash treats as grammar in command position. Any of them anywhere sends the line to
+/// the full parser, which knows where they count.
+const RESERVED: &[&str] = &[
+    "if", "then", "else", "elif", "fi", "do", "done", "case", "esac", "while", "until", "for",
+    "in", "function", "select", "time", "coproc",
+];
+
+/// Splits a command line without the full shell grammar, when it is nothing but plain words
+/// (see `plain_word_byte`), spaces or tabs, and the operators `&&`, `||`, `|` and `;`, with
+/// no reserved word. Returns `None` for anything else, including lines the shell would reject
+/// (`a &&`, `; a`, `a ;; b`), so the caller falls back to [`parse_full`] and gets its exact
+/// result or error.
+///
+/// Most commands an agent runs are of this shape, and splitting them this way costs a small
+/// fraction of a full parse.
+pub fn parse_plain(text: &str) -> Option<ParsedCommand> {
+    let bytes = text.as_bytes();
+    let mut out = ParsedCommand::default();
+    let mut cmd = SimpleCommand::default();
+    // Whether the current simple command has any word (assignment or not) yet.
+    let mut has_word = false;
+    // An operator that needs a command after it was the last token.
+    let mut pending_op = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b' ' | b'\t' => i += 1,
+            b'&' | b'|' | b';' => {
+                let next = bytes.get(i + 1).copied();
+                let len = match (b, next) {
+                    (b'&', Some(b'&')) | (b'|', Some(b'|')) => 2,
+                    (b'|', _) | (b';', _) => 1,
+                    // A lone `&` runs in the background; `|&` and `;;` are other grammar.
+                    _ => return None,
+                };
+                if matches!((b, next), (b'|', Some(b'&')) | (b';', Some(b';'))) {
+                    return None;
+                }
+                if !has_word {
+                    return None;
+                }
+                finish_plain(&mut out, std::mem::take(&mut cmd));
+                has_word = false;
+                pending_op = b != b';';
+                i += len;
+            }
+            _ if plain_word_byte(b) => {
+                let start = i;
+                while i < bytes.len() && plain_word_byte(bytes[i]) {
+                    i += 1;
+                }
+                let word = &text[start..i];
+                if RESERVED.contains(&word) {
+                    return None;
+                }
+                if cmd.words.is_empty() && word.contains('=') {
+                    let (name, value) = word.split_once('=')?;
+                    let valid = name
+                        .bytes()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
+                        && name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_');
+                    if !valid {
+                        return None;
+                    }
+                    cmd.assignments.push((name.to_string(), value.to_string()));
+                } else {
+                    cmd.words.push(word.to_string());
+                    cmd.raw_words.push(word.to_string());
+                    cmd.globbed.push(false);
+                }
+                has_word = true;
+                pending_op = false;
+            }
+            _ => return None,
+        }
+    }
+    if pending_op || (!has_word && out.commands.is_empty()) {
+        return None;
+    }
+    if has_word {
+        finish_plain(&mut out, cmd);
+    }
+    Some(out)
+}
+
+/// Adds a finished simple command; assignment-only commands run nothing and are dropped, as
+/// the full parser does.
+fn finish_plain(out: &mut ParsedCommand, cmd: SimpleCommand) {
+    if !cmd.words.is_empty() {
+        out.commands.push(cmd);
+    }
+}
+
+/// Parses `text` with the full shell grammar (`brush-parser`), whatever its shape.
+pub fn parse_full(text: &str) -> Result<ParsedCommand, ShellError> {
     if text.len() > MAX_COMMAND_LEN {
         return Err(ShellError::TooLong);
     }
@@ -612,6 +727,62 @@ mod tests {
             ]
         );
         assert_eq!(c.words, ["cmd", "arg"]);
+    }
+
+    #[test]
+    fn plain_lines_skip_the_full_parser_with_the_same_result() {
+        for text in [
+            "git status && cargo build --release | tee out.log",
+            "npm run sub12 --watch; make all",
+            "cd src && ls -la && grep -r foo . | wc -l",
+            "FOO=1 timeout 5 cargo test -- --nocapture || echo failed",
+            "a&&b||c|d;e;",
+            "\tls  -la\t",
+            "FOO=1",
+            "A=1 B=x=y cmd C=2",
+        ] {
+            let plain = parse_plain(text).expect(text);
+            assert_eq!(Ok(plain), parse_full(text), "{text}");
+        }
+    }
+
+    #[test]
+    fn lines_outside_the_plain_subset_go_to_the_full_parser() {
+        for text in [
+            "",
+            "   ",
+            "echo 'a b'",
+            "echo \"a\"",
+            "echo $HOME",
+            "echo `id`",
+            "ls *.rs",
+            "echo hi > out",
+            "(ls)",
+            "{ ls; }",
+            "echo a\\ b",
+            "ls # note",
+            "ls ~",
+            "a\nb",
+            "a & b",
+            "a |& b",
+            "a ;; b",
+            "a &&",
+            "&& a",
+            "; a",
+            "a ; ; b",
+            "a | | b",
+            "time ls",
+            "for x in a; do ls; done",
+            "if true; then ls; fi",
+            "A+=1 ls",
+            "1A=2 ls",
+            "=x ls",
+            ";",
+            "FOO=1;",
+            "echo é",
+        ] {
+            assert!(parse_plain(text).is_none(), "{text:?}");
+        }
     }
 
     #[test]

@@ -80,3 +80,90 @@ proptest! {
         prop_assert_eq!(p.check_path(Access::Write, std::path::Path::new("/secret/k")).decision, Verdict::Deny);
     }
 }
+
+/// Pieces of command lines near the plain subset: plain words, assignments, reserved words,
+/// every operator the plain splitter knows and some it must refuse, and bytes outside it.
+fn near_plain_token() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => "[a-zA-Z0-9_./=:,+%@^-]{1,6}",
+        2 => "[A-Z_][A-Z0-9_]{0,3}=[a-z0-9=]{0,3}",
+        1 => prop_oneof![Just("if"), Just("do"), Just("done"), Just("time"), Just("in"), Just("fi")].prop_map(str::to_string),
+        3 => prop_oneof![Just("&&"), Just("||"), Just("|"), Just(";")].prop_map(str::to_string),
+        1 => prop_oneof![Just("&"), Just("|&"), Just(";;"), Just("'q'"), Just("$X"), Just("*"), Just(">f"), Just("#"), Just("~"), Just("\\ ")].prop_map(str::to_string),
+    ]
+}
+
+fn near_plain_line() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        (
+            near_plain_token(),
+            prop_oneof![Just(""), Just(" "), Just("  "), Just("\t")],
+        ),
+        0..10,
+    )
+    .prop_map(|parts| {
+        parts
+            .into_iter()
+            .map(|(t, sep)| format!("{t}{sep}"))
+            .collect()
+    })
+}
+
+/// Well-formed plain lines: commands of plain words joined by the four plain operators.
+fn plain_line() -> impl Strategy<Value = String> {
+    let word = "[a-z0-9_./:,+%@^-]{1,6}".prop_filter("not reserved", |w| {
+        ![
+            "if", "do", "fi", "in", "for", "done", "then", "else", "elif", "case", "esac", "time",
+            "while", "until", "select", "function", "coproc",
+        ]
+        .contains(&w.as_str())
+    });
+    let command = (
+        proptest::collection::vec("[A-Z][A-Z0-9_]{0,3}=[a-z0-9]{0,3}", 0..2),
+        proptest::collection::vec(word, 1..5),
+    )
+        .prop_map(|(a, w)| [a, w].concat().join(" "));
+    let op = prop_oneof![
+        Just(" && "),
+        Just(" || "),
+        Just(" | "),
+        Just("; "),
+        Just("&&"),
+        Just("|"),
+        Just(";")
+    ];
+    (
+        command.clone(),
+        proptest::collection::vec((op, command), 0..4),
+        prop_oneof![Just(""), Just(";"), Just(" ")],
+    )
+        .prop_map(|(head, rest, tail)| {
+            let mut s = head;
+            for (op, c) in rest {
+                s.push_str(op);
+                s.push_str(&c);
+            }
+            s.push_str(tail);
+            s
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+    /// Whatever the plain splitter accepts, the full parser reads identically.
+    #[test]
+    fn plain_splitter_agrees_with_the_full_parser(text in near_plain_line()) {
+        if let Some(plain) = warden_permissions::shell::parse_plain(&text) {
+            prop_assert_eq!(Ok(plain), warden_permissions::shell::parse_full(&text), "{:?}", text);
+        }
+    }
+
+    /// Well-formed plain lines always take the plain splitter, and agree with the full parser.
+    #[test]
+    fn plain_lines_take_the_plain_splitter(text in plain_line()) {
+        let plain = warden_permissions::shell::parse_plain(&text);
+        prop_assert!(plain.is_some(), "{:?}", text);
+        prop_assert_eq!(plain.ok_or(()), warden_permissions::shell::parse_full(&text).map_err(|_| ()), "{:?}", text);
+    }
+}
