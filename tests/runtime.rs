@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use warden::hook_result::Decision;
 use warden::runtime::{
-    CacheOutcome, CallContext, Capability, Grant, Limits, LoadedComponent, Runtime, RuntimeConfig, RuntimeError, World,
+    CacheOutcome, CallContext, Capability, Grant, Limits, LoadedComponent, Runtime, RuntimeConfig,
+    RuntimeError, World,
 };
 
 fn runtime() -> Runtime {
@@ -17,7 +18,8 @@ fn runtime() -> Runtime {
 }
 
 fn load(rt: &Runtime, path: &str) -> LoadedComponent {
-    rt.load_file(Path::new(path), World::Hook, &Grant::default()).expect("load component")
+    rt.load_file(Path::new(path), World::Hook, &Grant::default())
+        .expect("load component")
 }
 
 fn pre_tool_use(tool: &str, input: Value) -> String {
@@ -43,12 +45,23 @@ fn ctx() -> CallContext {
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
-    tokio::runtime::Builder::new_current_thread().enable_time().build().expect("tokio").block_on(f)
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("tokio")
+        .block_on(f)
 }
 
 /// The same runtime still answers a normal call after `f` misbehaved.
 fn assert_still_serves(rt: &Runtime, hostile: &LoadedComponent) {
-    let call = block_on(rt.call_hook(hostile, "PreToolUse", &attack("none"), &Limits::default(), ctx())).expect("normal call");
+    let call = block_on(rt.call_hook(
+        hostile,
+        "PreToolUse",
+        &attack("none"),
+        &Limits::default(),
+        ctx(),
+    ))
+    .expect("normal call");
     assert_eq!(call.result.decision, Decision::Allow);
     assert_eq!(call.result.reason.as_deref(), Some("ok"));
 }
@@ -58,53 +71,122 @@ fn protect_secrets_decides_on_real_payloads() {
     let rt = runtime();
     let guard = load(&rt, warden::guests::PROTECT_SECRETS);
     let cases = [
-        ("Read", json!({"file_path": "/home/dev/project/.env"}), Decision::Deny),
-        ("Read", json!({"file_path": "/home/dev/project/README.md"}), Decision::None),
-        ("Edit", json!({"file_path": "keys/server.pem", "old_string": "a", "new_string": "b"}), Decision::Deny),
-        ("Write", json!({"file_path": "/home/dev/.ssh/id_rsa", "content": ""}), Decision::Deny),
-        ("Read", json!({"file_path": "/srv/app/secrets/db.yaml"}), Decision::Deny),
-        ("Bash", json!({"command": "cat .env | grep KEY"}), Decision::Deny),
-        ("Bash", json!({"command": "git -C . push origin main"}), Decision::None),
-        ("WebFetch", json!({"url": "https://example.com/.env"}), Decision::None),
+        (
+            "Read",
+            json!({"file_path": "/home/dev/project/.env"}),
+            Decision::Deny,
+        ),
+        (
+            "Read",
+            json!({"file_path": "/home/dev/project/README.md"}),
+            Decision::None,
+        ),
+        (
+            "Edit",
+            json!({"file_path": "keys/server.pem", "old_string": "a", "new_string": "b"}),
+            Decision::Deny,
+        ),
+        (
+            "Write",
+            json!({"file_path": "/home/dev/.ssh/id_rsa", "content": ""}),
+            Decision::Deny,
+        ),
+        (
+            "Read",
+            json!({"file_path": "/srv/app/secrets/db.yaml"}),
+            Decision::Deny,
+        ),
+        (
+            "Bash",
+            json!({"command": "cat .env | grep KEY"}),
+            Decision::Deny,
+        ),
+        (
+            "Bash",
+            json!({"command": "git -C . push origin main"}),
+            Decision::None,
+        ),
+        (
+            "WebFetch",
+            json!({"url": "https://example.com/.env"}),
+            Decision::None,
+        ),
     ];
     for (tool, input, expected) in cases {
-        let call = block_on(rt.call_hook(&guard, "PreToolUse", &pre_tool_use(tool, input.clone()), &Limits::default(), ctx()))
-            .expect("call");
+        let call = block_on(rt.call_hook(
+            &guard,
+            "PreToolUse",
+            &pre_tool_use(tool, input.clone()),
+            &Limits::default(),
+            ctx(),
+        ))
+        .expect("call");
         assert_eq!(call.result.decision, expected, "{tool} {input}");
         if expected == Decision::Deny {
             let reason = call.result.reason.expect("a deny carries a reason");
-            assert!(reason.contains("protect-secrets") && reason.contains("ask the user"), "{reason}");
+            assert!(
+                reason.contains("protect-secrets") && reason.contains("ask the user"),
+                "{reason}"
+            );
         }
     }
 }
 
 #[test]
 fn hook_wasm_cli_prints_claude_code_json() {
-    let payload = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/pre_tool_use_read_env.json"))
-        .expect("fixture");
-    let out = run_cli(&["hook-wasm", warden::guests::PROTECT_SECRETS, "PreToolUse"], &payload);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let payload = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/pre_tool_use_read_env.json"
+    ))
+    .expect("fixture");
+    let out = run_cli(
+        &["hook-wasm", warden::guests::PROTECT_SECRETS, "PreToolUse"],
+        &payload,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     assert_eq!(v["hookSpecificOutput"]["hookEventName"], "PreToolUse");
     assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny");
-    assert!(v["hookSpecificOutput"]["permissionDecisionReason"].as_str().is_some_and(|r| r.contains(".env")));
+    assert!(
+        v["hookSpecificOutput"]["permissionDecisionReason"]
+            .as_str()
+            .is_some_and(|r| r.contains(".env"))
+    );
 
     // No opinion prints an empty object and exits 0.
-    let out = run_cli(&["hook-wasm", warden::guests::PROTECT_SECRETS, "PreToolUse"], &pre_tool_use("Bash", json!({"command": "ls"})));
+    let out = run_cli(
+        &["hook-wasm", warden::guests::PROTECT_SECRETS, "PreToolUse"],
+        &pre_tool_use("Bash", json!({"command": "ls"})),
+    );
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).expect("json"), json!({}));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).expect("json"),
+        json!({})
+    );
 
     // A block exits 2 with the reason on stderr, as a command hook would.
-    let stop = json!({"session_id": "s", "transcript_path": "/t", "cwd": "/", "hook_event_name": "Stop",
+    let stop =
+        json!({"session_id": "s", "transcript_path": "/t", "cwd": "/", "hook_event_name": "Stop",
         "tool_name": "Probe", "tool_input": {"attack": "block"}})
-    .to_string();
+        .to_string();
     let out = run_cli(&["hook-wasm", warden::guests::HOSTILE, "Stop"], &stop);
     assert_eq!(out.status.code(), Some(2));
-    assert_eq!(serde_json::from_slice::<Value>(&out.stdout).expect("json"), json!({"decision": "block", "reason": "blocked on request"}));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).expect("json"),
+        json!({"decision": "block", "reason": "blocked on request"})
+    );
     assert!(String::from_utf8_lossy(&out.stderr).contains("blocked on request"));
 
     // Unusable input is an error naming the problem, exit 1.
-    let out = run_cli(&["hook-wasm", warden::guests::PROTECT_SECRETS, "PreToolUse"], "{not json");
+    let out = run_cli(
+        &["hook-wasm", warden::guests::PROTECT_SECRETS, "PreToolUse"],
+        "{not json",
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
 }
@@ -119,7 +201,12 @@ fn run_cli(args: &[&str], stdin: &str) -> std::process::Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn warden");
-    child.stdin.take().expect("stdin").write_all(stdin.as_bytes()).expect("write stdin");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
     child.wait_with_output().expect("wait")
 }
 
@@ -129,8 +216,14 @@ fn infinite_loop_hits_the_deadline_within_twice_the_deadline() {
     let hostile = load(&rt, warden::guests::HOSTILE);
     let deadline = Duration::from_millis(200);
     let started = Instant::now();
-    let err = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("loop"), &Limits::with_deadline(deadline), ctx()))
-        .expect_err("must be stopped");
+    let err = block_on(rt.call_hook(
+        &hostile,
+        "PreToolUse",
+        &attack("loop"),
+        &Limits::with_deadline(deadline),
+        ctx(),
+    ))
+    .expect_err("must be stopped");
     let took = started.elapsed();
     assert!(matches!(err, RuntimeError::Deadline { .. }), "{err}");
     assert!(err.to_string().contains("deadline of 200 ms"), "{err}");
@@ -142,9 +235,16 @@ fn infinite_loop_hits_the_deadline_within_twice_the_deadline() {
 fn memory_bomb_hits_the_memory_limit() {
     let rt = runtime();
     let hostile = load(&rt, warden::guests::HOSTILE);
-    let limits = Limits { memory_bytes: 32 << 20, ..Limits::default() };
-    let err = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("membomb"), &limits, ctx())).expect_err("must be stopped");
-    assert!(matches!(err, RuntimeError::MemoryLimit { limit, .. } if limit == 32 << 20), "{err}");
+    let limits = Limits {
+        memory_bytes: 32 << 20,
+        ..Limits::default()
+    };
+    let err = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("membomb"), &limits, ctx()))
+        .expect_err("must be stopped");
+    assert!(
+        matches!(err, RuntimeError::MemoryLimit { limit, .. } if limit == 32 << 20),
+        "{err}"
+    );
     assert_eq!(err.kind(), "memory-limit");
     assert_still_serves(&rt, &hostile);
 }
@@ -153,8 +253,21 @@ fn memory_bomb_hits_the_memory_limit() {
 fn deep_recursion_is_a_reported_trap() {
     let rt = runtime();
     let hostile = load(&rt, warden::guests::HOSTILE);
-    let err = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("recurse"), &Limits::default(), ctx())).expect_err("trap");
-    assert!(matches!(&err, RuntimeError::Trap { message, .. } if message.contains("stack overflow")), "{err}");
+    let err = block_on(rt.call_hook(
+        &hostile,
+        "PreToolUse",
+        &attack("recurse"),
+        &Limits::default(),
+        ctx(),
+    ))
+    .expect_err("trap");
+    // Rust guests keep address-taken locals on a shadow stack in linear memory, so deep
+    // recursion ends either in the engine's stack-overflow trap or in an out-of-bounds access
+    // below that shadow stack; both must come back as a trap, never take the host down.
+    assert!(
+        matches!(&err, RuntimeError::Trap { message, .. } if message.contains("stack overflow") || message.contains("out of bounds")),
+        "{err}"
+    );
     assert_still_serves(&rt, &hostile);
 }
 
@@ -162,7 +275,14 @@ fn deep_recursion_is_a_reported_trap() {
 fn panic_is_a_trap_carrying_the_panic_message() {
     let rt = runtime();
     let hostile = load(&rt, warden::guests::HOSTILE);
-    let err = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("panic"), &Limits::default(), ctx())).expect_err("trap");
+    let err = block_on(rt.call_hook(
+        &hostile,
+        "PreToolUse",
+        &attack("panic"),
+        &Limits::default(),
+        ctx(),
+    ))
+    .expect_err("trap");
     assert!(err.to_string().contains("panicked on purpose"), "{err}");
     assert_still_serves(&rt, &hostile);
 }
@@ -171,14 +291,25 @@ fn panic_is_a_trap_carrying_the_panic_message() {
 fn huge_stdout_is_truncated_and_flagged() {
     let rt = runtime();
     let hostile = load(&rt, warden::guests::HOSTILE);
-    let limits = Limits { capture_bytes: 64 << 10, ..Limits::default() };
-    let call = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("shout"), &limits, ctx())).expect("call completes");
+    let limits = Limits {
+        capture_bytes: 64 << 10,
+        ..Limits::default()
+    };
+    let call = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("shout"), &limits, ctx()))
+        .expect("call completes");
     assert!(call.stdout.truncated);
     assert_eq!(call.stdout.text.len(), 64 << 10);
     assert!(!call.stderr.truncated);
     assert_still_serves(&rt, &hostile);
 
-    let call = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("stderr"), &Limits::default(), ctx())).expect("call");
+    let call = block_on(rt.call_hook(
+        &hostile,
+        "PreToolUse",
+        &attack("stderr"),
+        &Limits::default(),
+        ctx(),
+    ))
+    .expect("call");
     assert_eq!(call.stdout.text, "a note on stdout\n");
     assert_eq!(call.stderr.text, "a note on stderr\n");
     assert!(!call.stdout.truncated);
@@ -188,17 +319,36 @@ fn huge_stdout_is_truncated_and_flagged() {
 fn oversized_result_hits_the_output_limit() {
     let rt = runtime();
     let hostile = load(&rt, warden::guests::HOSTILE);
-    let err = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("big-output"), &Limits::default(), ctx())).expect_err("limit");
-    assert!(matches!(err, RuntimeError::OutputLimit { size, limit, .. } if size == 2 << 20 && limit == 1 << 20), "{err}");
+    let err = block_on(rt.call_hook(
+        &hostile,
+        "PreToolUse",
+        &attack("big-output"),
+        &Limits::default(),
+        ctx(),
+    ))
+    .expect_err("limit");
+    assert!(
+        matches!(err, RuntimeError::OutputLimit { size, limit, .. } if size == 2 << 20 && limit == 1 << 20),
+        "{err}"
+    );
     assert_still_serves(&rt, &hostile);
 }
 
 #[test]
 fn ungranted_capability_is_refused_at_link_time() {
     let rt = runtime();
-    let err = rt.load_file(Path::new(warden::guests::USES_EXEC), World::Hook, &Grant::default()).err().expect("refused");
+    let err = rt
+        .load_file(
+            Path::new(warden::guests::USES_EXEC),
+            World::Hook,
+            &Grant::default(),
+        )
+        .err()
+        .expect("refused");
     match &err {
-        RuntimeError::CapabilityNotGranted { capability, import, .. } => {
+        RuntimeError::CapabilityNotGranted {
+            capability, import, ..
+        } => {
             assert_eq!(*capability, Capability::Exec);
             assert!(import.starts_with("warden:plugin/exec@0.1"), "{import}");
         }
@@ -206,11 +356,25 @@ fn ungranted_capability_is_refused_at_link_time() {
     }
     assert!(err.to_string().contains("`exec` capability"), "{err}");
     // With the grant the same component links.
-    let grant = Grant { exec: vec!["git".into()], ..Grant::default() };
-    rt.load_file(Path::new(warden::guests::USES_EXEC), World::Hook, &grant).expect("links with exec granted");
+    let grant = Grant {
+        exec: vec!["git".into()],
+        ..Grant::default()
+    };
+    rt.load_file(Path::new(warden::guests::USES_EXEC), World::Hook, &grant)
+        .expect("links with exec granted");
 
-    let err = rt.load_file(Path::new(warden::guests::USES_WASI_FS), World::Hook, &Grant::default()).err().expect("refused");
-    assert!(matches!(&err, RuntimeError::UnknownImport { import, .. } if import.starts_with("wasi:filesystem/")), "{err}");
+    let err = rt
+        .load_file(
+            Path::new(warden::guests::USES_WASI_FS),
+            World::Hook,
+            &Grant::default(),
+        )
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(&err, RuntimeError::UnknownImport { import, .. } if import.starts_with("wasi:filesystem/")),
+        "{err}"
+    );
     assert!(err.to_string().contains("warden:plugin/fs"), "{err}");
 
     let hostile = load(&rt, warden::guests::HOSTILE);
@@ -222,35 +386,79 @@ fn every_call_gets_a_fresh_sandbox_with_nothing_in_it() {
     let rt = runtime();
     let hostile = load(&rt, warden::guests::HOSTILE);
     for _ in 0..3 {
-        let call = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("count"), &Limits::default(), ctx())).expect("call");
-        assert_eq!(call.result.reason.as_deref(), Some("1"), "state leaked between calls");
+        let call = block_on(rt.call_hook(
+            &hostile,
+            "PreToolUse",
+            &attack("count"),
+            &Limits::default(),
+            ctx(),
+        ))
+        .expect("call");
+        assert_eq!(
+            call.result.reason.as_deref(),
+            Some("1"),
+            "state leaked between calls"
+        );
     }
     // SAFETY of the test: the host has plenty of environment; the guest must see none of it.
     assert!(std::env::vars().count() > 0);
-    let call = block_on(rt.call_hook(&hostile, "PreToolUse", &attack("probe"), &Limits::default(), ctx())).expect("call");
+    let call = block_on(rt.call_hook(
+        &hostile,
+        "PreToolUse",
+        &attack("probe"),
+        &Limits::default(),
+        ctx(),
+    ))
+    .expect("call");
     assert_eq!(call.result.reason.as_deref(), Some("env=0 args=0"));
 }
 
 #[test]
 fn wrong_world_is_refused() {
     let rt = runtime();
-    let err = rt.load_file(Path::new(warden::guests::PROTECT_SECRETS), World::Tool, &Grant::default()).err().expect("refused");
-    assert!(matches!(err, RuntimeError::WrongWorld { world: "tool", .. }), "{err}");
-    let err = rt.load("junk", b"\0asm not really", World::Hook, &Grant::default()).err().expect("refused");
+    let err = rt
+        .load_file(
+            Path::new(warden::guests::PROTECT_SECRETS),
+            World::Tool,
+            &Grant::default(),
+        )
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(err, RuntimeError::WrongWorld { world: "tool", .. }),
+        "{err}"
+    );
+    let err = rt
+        .load("junk", b"\0asm not really", World::Hook, &Grant::default())
+        .err()
+        .expect("refused");
     assert!(matches!(err, RuntimeError::Compile { .. }), "{err}");
 }
 
 #[test]
 fn compile_cache_is_reused_and_never_trusted_blindly() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = || RuntimeConfig { cache_dir: Some(dir.path().to_path_buf()), ..RuntimeConfig::default() };
+    let config = || RuntimeConfig {
+        cache_dir: Some(dir.path().to_path_buf()),
+        ..RuntimeConfig::default()
+    };
     let wasm = std::fs::read(warden::guests::PROTECT_SECRETS).expect("wasm");
 
     let rt = Runtime::new(config()).expect("runtime");
-    assert_eq!(rt.load("guard", &wasm, World::Hook, &Grant::default()).expect("load").cache_outcome(), CacheOutcome::Compiled);
+    assert_eq!(
+        rt.load("guard", &wasm, World::Hook, &Grant::default())
+            .expect("load")
+            .cache_outcome(),
+        CacheOutcome::Compiled
+    );
     drop(rt);
     let rt = Runtime::new(config()).expect("runtime");
-    assert_eq!(rt.load("guard", &wasm, World::Hook, &Grant::default()).expect("load").cache_outcome(), CacheOutcome::Hit);
+    assert_eq!(
+        rt.load("guard", &wasm, World::Hook, &Grant::default())
+            .expect("load")
+            .cache_outcome(),
+        CacheOutcome::Hit
+    );
 
     let artifact = std::fs::read_dir(dir.path())
         .expect("cache dir")
@@ -264,24 +472,46 @@ fn compile_cache_is_reused_and_never_trusted_blindly() {
     let mid = bytes.len() / 2;
     bytes[mid] ^= 0xff;
     std::fs::write(&artifact, &bytes).expect("write");
-    let loaded = rt.load("guard", &wasm, World::Hook, &Grant::default()).expect("recompiled");
+    let loaded = rt
+        .load("guard", &wasm, World::Hook, &Grant::default())
+        .expect("recompiled");
     assert_eq!(loaded.cache_outcome(), CacheOutcome::Replaced);
-    let call = block_on(rt.call_hook(&loaded, "PreToolUse", &pre_tool_use("Read", json!({"file_path": ".env"})), &Limits::default(), ctx()))
-        .expect("call");
+    let call = block_on(rt.call_hook(
+        &loaded,
+        "PreToolUse",
+        &pre_tool_use("Read", json!({"file_path": ".env"})),
+        &Limits::default(),
+        ctx(),
+    ))
+    .expect("call");
     assert_eq!(call.result.decision, Decision::Deny);
 
     // Foreign: not a compiled component at all, with a sidecar that matches it.
     std::fs::write(&artifact, b"not native code").expect("write");
     let sidecar = artifact.with_extension("sha256");
     std::fs::write(&sidecar, warden::runtime::sha256_hex(b"not native code")).expect("write");
-    assert_eq!(rt.load("guard", &wasm, World::Hook, &Grant::default()).expect("load").cache_outcome(), CacheOutcome::Replaced);
-    assert_eq!(rt.load("guard", &wasm, World::Hook, &Grant::default()).expect("load").cache_outcome(), CacheOutcome::Hit);
+    assert_eq!(
+        rt.load("guard", &wasm, World::Hook, &Grant::default())
+            .expect("load")
+            .cache_outcome(),
+        CacheOutcome::Replaced
+    );
+    assert_eq!(
+        rt.load("guard", &wasm, World::Hook, &Grant::default())
+            .expect("load")
+            .cache_outcome(),
+        CacheOutcome::Hit
+    );
 }
 
 #[test]
 fn demo_runs() {
     let out = run_cli(&["demo"], "");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("5 of 7 calls denied"), "{text}");
 }
