@@ -11,6 +11,7 @@
 pub mod capability;
 pub mod hook_result;
 pub mod runtime;
+pub mod session;
 pub mod tools;
 
 /// Paths of the guest components built with this crate (examples and test guests).

@@ -4,7 +4,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod check;
 mod demo;
+mod hook;
 mod hook_wasm;
 mod tool;
 
@@ -21,6 +23,10 @@ enum Command {
     /// Run a WASM hook component on one event read from stdin (Claude Code hook JSON in,
     /// Claude Code hook JSON out; exit 2 for a block).
     HookWasm(hook_wasm::Args),
+    /// Run the hooks configured for one event (Claude Code hook JSON on stdin and stdout).
+    Hook(hook::Args),
+    /// Decide one tool call as a session in a directory would (hooks, then rules).
+    Check(check::Args),
     /// Show Warden at work on a few sample events, installing nothing.
     Demo(demo::Args),
     /// Run a built-in tool (Read, Write, Edit, Glob, Grep, Bash) as a sandboxed component,
@@ -33,7 +39,9 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::HookWasm(a) => hook_wasm::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Check(a) => check::run(a),
         Command::Tool(a) => tool::run(a),
+        Command::Hook(a) => hook::run(a),
     };
     match result {
         Ok(code) => code,
@@ -48,6 +56,15 @@ pub fn main() -> ExitCode {
 pub(crate) fn block_on<F: std::future::Future>(fut: F) -> anyhow::Result<F::Output> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
+        .build()?;
+    Ok(rt.block_on(fut))
+}
+
+/// A multi-threaded tokio runtime, for commands that run hooks in parallel.
+pub(crate) fn block_on_multi<F: std::future::Future>(fut: F) -> anyhow::Result<F::Output> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
         .build()?;
     Ok(rt.block_on(fut))
 }

@@ -1,0 +1,316 @@
+//! What a session in a directory sees: its settings, its enabled plugins (installed, or given
+//! with `--plugin-dir`), and the hook configuration, permission engine and WASM runner built
+//! from them. The CLI commands that act "as a session in DIR would" all start here.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::Value;
+use warden_config::{Home, LoadOptions, Settings};
+use warden_hooks::{
+    HookConfig, HookConfigBuilder, PluginContext, RawOutcome, WasmHookCall, WasmHookRunner,
+};
+use warden_plugins::{LoadedPlugin, PluginManager};
+
+use crate::runtime::{
+    CallContext, FsGrant, Grant, Limits, LoadedComponent, Policy, Runtime, RuntimeConfig, World,
+};
+
+/// How to open a session.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// The starting directory.
+    pub cwd: PathBuf,
+    /// Warden's home.
+    pub home: Home,
+    /// `--settings` arguments (paths or inline JSON).
+    pub cli_settings: Vec<String>,
+    /// Plugin directories loaded for this session only (`--plugin-dir`), as Claude Code's
+    /// flag of the same name. Their WASM components get no capabilities.
+    pub plugin_dirs: Vec<PathBuf>,
+}
+
+impl SessionOptions {
+    /// A session in `cwd` with the home from `WARDEN_HOME`.
+    pub fn new(cwd: impl Into<PathBuf>, home: Home) -> Self {
+        SessionOptions {
+            cwd: cwd.into(),
+            home,
+            cli_settings: Vec::new(),
+            plugin_dirs: Vec::new(),
+        }
+    }
+}
+
+/// A plugin the session uses.
+#[derive(Debug)]
+pub struct SessionPlugin {
+    /// `name@marketplace` (`name@--plugin-dir` for session-only plugins).
+    pub id: String,
+    /// The loaded plugin.
+    pub plugin: LoadedPlugin,
+    /// `${CLAUDE_PLUGIN_DATA}`.
+    pub data_dir: PathBuf,
+    /// The capabilities granted to its components (none for `--plugin-dir` plugins).
+    pub grant: Option<warden_plugins::capability::Grant>,
+}
+
+/// A loaded session.
+#[derive(Debug)]
+pub struct Session {
+    /// The starting directory.
+    pub cwd: PathBuf,
+    /// Warden's home.
+    pub home: Home,
+    /// Every settings file.
+    pub settings: Settings,
+    /// Enabled plugins.
+    pub plugins: Vec<SessionPlugin>,
+    /// Problems found while loading (each names its file); none is fatal.
+    pub warnings: Vec<String>,
+}
+
+impl Session {
+    /// Loads settings and enabled plugins. Broken files become warnings.
+    pub fn load(opts: &SessionOptions) -> Session {
+        let mut load = LoadOptions::new(&opts.cwd, opts.home.clone());
+        load.cli_settings = opts.cli_settings.clone();
+        let settings = Settings::load(&load);
+        let mut warnings: Vec<String> = settings.errors.iter().map(|e| e.message.clone()).collect();
+        let mut plugins = Vec::new();
+        let manager = PluginManager::new(opts.home.clone(), &opts.cwd).quiet(true);
+        match manager.load_active() {
+            Ok(active) => {
+                for (a, loaded) in active {
+                    match loaded {
+                        Ok(plugin) => {
+                            let grant = a
+                                .sha256
+                                .as_deref()
+                                .and_then(|d| manager.grant_for(&a.plugin_id, d));
+                            plugins.push(SessionPlugin {
+                                id: a.plugin_id,
+                                plugin,
+                                data_dir: a.data_dir,
+                                grant,
+                            });
+                        }
+                        Err(e) => warnings.push(format!("plugin {} not loaded: {e}", a.plugin_id)),
+                    }
+                }
+            }
+            Err(e) => warnings.push(format!("installed plugins not read: {e}")),
+        }
+        for dir in &opts.plugin_dirs {
+            let dir = opts.cwd.join(dir);
+            match warden_plugins::load_plugin(&dir) {
+                Ok(plugin) => {
+                    let id = format!("{}@--plugin-dir", plugin.name);
+                    let data_dir = opts
+                        .home
+                        .plugins_dir()
+                        .join("data")
+                        .join(format!("{}-inline", plugin.name));
+                    plugins.push(SessionPlugin {
+                        id,
+                        plugin,
+                        data_dir,
+                        grant: None,
+                    });
+                }
+                Err(e) => warnings.push(format!("--plugin-dir {}: {e}", dir.display())),
+            }
+        }
+        Session {
+            cwd: opts.cwd.clone(),
+            home: opts.home.clone(),
+            settings,
+            plugins,
+            warnings,
+        }
+    }
+
+    /// The hook configuration: settings hooks plus every enabled plugin's hooks (command,
+    /// http and, from the `warden` section, wasm).
+    pub fn hook_config(&self) -> HookConfig {
+        let mut builder = HookConfigBuilder::from_settings(&self.settings);
+        for p in &self.plugins {
+            let manifest = read_manifest(&p.plugin.root);
+            builder.add_plugin(
+                PluginContext::new(&p.id, &p.plugin.root, &p.data_dir),
+                manifest.as_ref(),
+            );
+        }
+        builder.build()
+    }
+
+    /// The runtime grant of one component of one plugin: nothing unless the user granted it.
+    /// Paths in the grant may use `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}`,
+    /// `${CLAUDE_PROJECT_DIR}` and `~`.
+    pub fn component_grant(&self, plugin_id: &str, component: &str) -> Grant {
+        let Some(p) = self.plugins.iter().find(|p| p.id == plugin_id) else {
+            return Grant::default();
+        };
+        let Some(caps) = p.grant.as_ref().and_then(|g| g.component(component)) else {
+            return Grant::default();
+        };
+        to_runtime_grant(caps, &p.plugin.root, &p.data_dir, &self.cwd)
+    }
+}
+
+fn read_manifest(root: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(root.join(".claude-plugin").join("plugin.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Converts a plugin grant to the runtime's form, expanding the path variables.
+pub fn to_runtime_grant(
+    caps: &warden_plugins::capability::Capabilities,
+    plugin_root: &Path,
+    data_dir: &Path,
+    project: &Path,
+) -> Grant {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let expand = |p: &str| -> PathBuf {
+        let p = p
+            .replace("${CLAUDE_PLUGIN_ROOT}", &plugin_root.display().to_string())
+            .replace("${CLAUDE_PLUGIN_DATA}", &data_dir.display().to_string())
+            .replace("${CLAUDE_PROJECT_DIR}", &project.display().to_string());
+        match (p.strip_prefix("~/"), &home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => project.join(p),
+        }
+    };
+    Grant {
+        fs: caps
+            .fs
+            .iter()
+            .map(|f| FsGrant {
+                path: expand(&f.path),
+                write: matches!(f.access, warden_plugins::capability::FsAccess::Write),
+            })
+            .collect(),
+        net: caps.net.clone(),
+        env: caps.env.clone(),
+        exec: caps.exec.clone(),
+    }
+}
+
+/// Runs WASM hook handlers with the component runtime, creating the runtime on first use so a
+/// process whose event matches no WASM hook never pays for an engine.
+pub struct WasmRunner {
+    config: RuntimeConfig,
+    runtime: OnceLock<Result<Arc<Runtime>, String>>,
+    grants: HashMap<(String, String), Grant>,
+    loaded: Mutex<HashMap<(PathBuf, Grant), Arc<LoadedComponent>>>,
+    policy: Arc<dyn Policy>,
+}
+
+impl WasmRunner {
+    /// A runner for `session`'s plugins; capability uses are also checked by `policy`.
+    pub fn new(session: &Session, config: RuntimeConfig, policy: Arc<dyn Policy>) -> Self {
+        let mut grants = HashMap::new();
+        for p in &session.plugins {
+            if let Some(w) = &p.plugin.warden {
+                for name in w.components.keys() {
+                    grants.insert(
+                        (p.id.clone(), name.clone()),
+                        session.component_grant(&p.id, name),
+                    );
+                }
+            }
+        }
+        WasmRunner {
+            config,
+            runtime: OnceLock::new(),
+            grants,
+            loaded: Mutex::new(HashMap::new()),
+            policy,
+        }
+    }
+
+    fn runtime(&self) -> Result<Arc<Runtime>, String> {
+        self.runtime
+            .get_or_init(|| {
+                Runtime::new(self.config.clone())
+                    .map(Arc::new)
+                    .map_err(|e| e.to_string())
+            })
+            .clone()
+    }
+
+    fn component(
+        &self,
+        rt: &Runtime,
+        path: &Path,
+        grant: &Grant,
+    ) -> Result<Arc<LoadedComponent>, String> {
+        let key = (path.to_path_buf(), grant.clone());
+        if let Some(c) = self
+            .loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            return Ok(c.clone());
+        }
+        let c = Arc::new(
+            rt.load_file(path, World::Hook, grant)
+                .map_err(|e| e.to_string())?,
+        );
+        self.loaded
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key, c.clone());
+        Ok(c)
+    }
+}
+
+impl WasmHookRunner for WasmRunner {
+    fn run(
+        &self,
+        call: WasmHookCall,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = RawOutcome> + Send + '_>> {
+        Box::pin(async move {
+            let failed = RawOutcome::error;
+            let rt = match self.runtime() {
+                Ok(rt) => rt,
+                Err(e) => return failed(e),
+            };
+            let grant = self
+                .grants
+                .get(&(call.plugin_id.clone(), call.component_name.clone()))
+                .cloned()
+                .unwrap_or_default();
+            let component = match self.component(&rt, &call.component, &grant) {
+                Ok(c) => c,
+                Err(e) => return failed(e),
+            };
+            let limits = Limits::with_deadline(call.timeout.max(Duration::from_millis(1)));
+            let mut ctx = CallContext::new(&call.project_dir, &grant);
+            ctx.policy = self.policy.clone();
+            let event = call.event.to_string();
+            match rt
+                .call_hook(&component, &event, &call.input, &limits, ctx)
+                .await
+            {
+                Ok(done) => {
+                    let out = done.result.to_cc_output(&event);
+                    let stderr = match (out.stderr, done.stderr.text.is_empty()) {
+                        (Some(reason), _) => reason,
+                        (None, false) => done.stderr.text,
+                        (None, true) => String::new(),
+                    };
+                    RawOutcome::exited(out.exit_code, out.json.to_string(), stderr)
+                }
+                Err(e @ crate::runtime::RuntimeError::Deadline { .. }) => RawOutcome {
+                    timed_out: true,
+                    ..RawOutcome::error(e.to_string())
+                },
+                Err(e) => failed(e.to_string()),
+            }
+        })
+    }
+}
