@@ -782,20 +782,33 @@ impl Permissions {
                 // Deny and ask rules still see the text; nothing can approve it but the
                 // user, a hook or a bare `Bash` allow.
                 let text = command.trim();
-                let keys = self.commands.keys(text);
-                f.deny(
-                    self.commands
-                        .first(&self.deny, RuleKind::Deny, &keys, text, false),
-                );
-                f.ask(
-                    self.commands
-                        .first(&self.ask, RuleKind::Ask, &keys, text, false),
-                );
+                self.command_rules(text, f);
+                // A shell runs the lines and list elements before a syntax error, so deny and
+                // ask also see each piece between control operators, as best the text shows.
+                for piece in text.split(['\n', ';', '&', '|']) {
+                    let piece = piece.split_whitespace().collect::<Vec<_>>().join(" ");
+                    if !piece.is_empty() && piece != text {
+                        self.command_rules(&piece, f);
+                    }
+                }
                 if f.allow.is_none() {
                     f.guard = Some(Guard::Opaque(e.to_string()));
                 }
             }
         }
+    }
+
+    /// Deny and ask rules for one command form.
+    fn command_rules(&self, form: &str, f: &mut Facts) {
+        let keys = self.commands.keys(form);
+        f.deny(
+            self.commands
+                .first(&self.deny, RuleKind::Deny, &keys, form, false),
+        );
+        f.ask(
+            self.commands
+                .first(&self.ask, RuleKind::Ask, &keys, form, false),
+        );
     }
 
     fn commands_facts(&self, analysed: &Analysed, start_cwd: &Path, f: &mut Facts) {

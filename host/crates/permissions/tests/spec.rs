@@ -492,6 +492,19 @@ fn unparsable_and_oversized_commands_prompt() {
 }
 
 #[test]
+fn deny_rules_see_the_pieces_of_an_unparsable_command() {
+    let p = engine(&["Bash"], &["Bash(fi *)"], &["Bash(rm *)"]);
+    assert_eq!(bash(&p, "do x && rm   -rf y"), Deny);
+    assert_eq!(bash(&p, "if x; rm -rf y"), Deny);
+    assert_eq!(bash(&p, "ls && fi -v"), Ask);
+    assert_eq!(
+        bash(&p, "do x && ls"),
+        Allow,
+        "a bare Bash allow still approves what no deny or ask rule names"
+    );
+}
+
+#[test]
 fn output_redirections_are_edits() {
     let p = engine(&["Bash(echo *)"], &[], &["Edit(secrets/**)"]);
     assert_eq!(bash(&p, "echo hi > /dev/null"), Allow);
