@@ -5,9 +5,12 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod check;
+mod context;
 mod demo;
 mod hook;
 mod hook_wasm;
+mod plugin;
+mod skill;
 mod tool;
 
 /// Warden hosts agent plugins as sandboxed WebAssembly components.
@@ -32,6 +35,14 @@ enum Command {
     /// Run a built-in tool (Read, Write, Edit, Glob, Grep, Bash) as a sandboxed component,
     /// with the permission rules enforced where it touches files, programs and the network.
     Tool(tool::Args),
+    /// Install, update and manage plugins and marketplaces (mirrors `claude plugin`).
+    Plugin(plugin::Args),
+    /// Show what a session in a directory would load: memory files and why, rules, the skill
+    /// listing, agents, commands and every warning.
+    Context(context::Args),
+    /// Render a skill as invoked (`show`, running its `!` commands through the permission
+    /// rules) or list them (`list`).
+    Skill(skill::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -42,6 +53,9 @@ pub fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Tool(a) => tool::run(a),
         Command::Hook(a) => hook::run(a),
+        Command::Plugin(a) => plugin::run(a),
+        Command::Context(a) => context::run(a),
+        Command::Skill(a) => skill::run(a),
     };
     match result {
         Ok(code) => code,

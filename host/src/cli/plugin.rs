@@ -1,0 +1,624 @@
+//! `warden plugin …`: Claude Code's `claude plugin` verbs over `$WARDEN_HOME/plugins/`.
+//!
+//! Every verb prints the `Display` form of its result, or the `Serialize` form with `--json`,
+//! and exits 0 on success and 1 on any error (errors are printed as `✘ …` on stderr, worded
+//! like Claude Code's and saying what to do next). Progress bars are drawn only when stderr is
+//! a terminal and never with `--json`.
+//!
+//! Installing or updating a plugin whose WASM components ask for capabilities (fs, net, env,
+//! exec) needs consent: a `y/N` question on a terminal, `--yes` for everything it asks, or
+//! `--grant kind:value` for exactly the listed capabilities (see [`consent`]).
+
+use std::fmt::Display;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Subcommand, ValueEnum};
+use serde::Serialize;
+use serde_json::json;
+use warden_config::{Home, Scope};
+use warden_plugins::{InstallOptions, InstallOutcome, PluginError, PluginManager};
+
+mod consent;
+
+use consent::ConsentMode;
+
+/// Arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Check a plugin or marketplace directory (plugin.json, hooks, frontmatter,
+    /// marketplace.json); exit 1 when it has errors.
+    Validate(ValidateArgs),
+    /// Add, list, remove or update marketplaces.
+    #[command(subcommand)]
+    Marketplace(MarketplaceCmd),
+    /// Install a plugin from a known marketplace.
+    #[command(visible_alias = "i")]
+    Install(InstallArgs),
+    /// Uninstall a plugin.
+    #[command(visible_aliases = ["remove", "rm"])]
+    Uninstall(UninstallArgs),
+    /// Enable an installed plugin.
+    Enable(EnableArgs),
+    /// Disable an installed plugin.
+    Disable(EnableArgs),
+    /// Update a plugin to the version its marketplace lists now.
+    Update(UpdateArgs),
+    /// List installed plugins (and, with --available, the ones that can be installed).
+    List(ListArgs),
+    /// Re-hash every installed plugin and compare with the digest recorded at install; exit 1
+    /// when one was modified or is missing.
+    Verify(JsonArgs),
+    /// Grant an installed plugin the capabilities it requests (after a lost or reset grant).
+    Grant(GrantArgs),
+}
+
+#[derive(Subcommand)]
+enum MarketplaceCmd {
+    /// Add a marketplace: a directory, a git URL (`https://…`, `file://…`, `git@host:path`,
+    /// optional `#ref`) or `owner/repo[@ref]`.
+    Add(MarketplaceAddArgs),
+    /// List known marketplaces.
+    List(JsonArgs),
+    /// Remove a marketplace (removing it from its last scope uninstalls its plugins).
+    #[command(visible_alias = "rm")]
+    Remove(MarketplaceRemoveArgs),
+    /// Refresh one marketplace, or all when no name is given.
+    Update(MarketplaceUpdateArgs),
+}
+
+/// The scopes a plugin verb may write.
+#[derive(Clone, Copy, ValueEnum)]
+enum ScopeArg {
+    /// `$WARDEN_HOME/settings.json`.
+    User,
+    /// `.claude/settings.json` in the current directory (shared with the project).
+    Project,
+    /// `.claude/settings.local.json` at the repository root (not shared).
+    Local,
+}
+
+impl From<ScopeArg> for Scope {
+    fn from(s: ScopeArg) -> Scope {
+        match s {
+            ScopeArg::User => Scope::User,
+            ScopeArg::Project => Scope::Project,
+            ScopeArg::Local => Scope::Local,
+        }
+    }
+}
+
+#[derive(clap::Args)]
+struct JsonArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct ValidateArgs {
+    /// The plugin or marketplace directory.
+    path: PathBuf,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Treat warnings as errors.
+    #[arg(long)]
+    strict: bool,
+}
+
+#[derive(clap::Args)]
+struct MarketplaceAddArgs {
+    /// A directory, a git URL or `owner/repo[@ref]`.
+    source: String,
+    /// Settings file that declares the marketplace.
+    #[arg(short, long, value_enum, default_value = "user")]
+    scope: ScopeArg,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct MarketplaceRemoveArgs {
+    /// Marketplace name.
+    name: String,
+    /// Settings file to remove the declaration from.
+    #[arg(short, long, value_enum, default_value = "user")]
+    scope: ScopeArg,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct MarketplaceUpdateArgs {
+    /// Marketplace name (default: all).
+    name: Option<String>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// How the capabilities a plugin asks for are accepted.
+#[derive(clap::Args)]
+struct ConsentArgs {
+    /// Grant every capability the plugin's components request, without asking.
+    #[arg(short, long, conflicts_with = "grant")]
+    yes: bool,
+    /// Grant one capability (repeatable): `exec:<program>`, `env:<VAR>`,
+    /// `net:<scheme://host[:port]>`, `fs:read:<path>` or `fs:write:<path>`. The install is
+    /// refused if the plugin asks for anything not listed.
+    #[arg(long = "grant", value_name = "KIND:VALUE")]
+    grant: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct InstallArgs {
+    /// `<plugin>` or `<plugin>@<marketplace>`.
+    plugin: String,
+    /// Where to install and enable it.
+    #[arg(short, long, value_enum, default_value = "user")]
+    scope: ScopeArg,
+    #[command(flatten)]
+    consent: ConsentArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct UpdateArgs {
+    /// Installed plugin (`<plugin>` or `<plugin>@<marketplace>`).
+    plugin: String,
+    /// The installation to update (default: the one for this directory).
+    #[arg(short, long, value_enum)]
+    scope: Option<ScopeArg>,
+    #[command(flatten)]
+    consent: ConsentArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct UninstallArgs {
+    /// Installed plugin (`<plugin>` or `<plugin>@<marketplace>`).
+    plugin: String,
+    /// The installation to remove (default: the one for this directory).
+    #[arg(short, long, value_enum)]
+    scope: Option<ScopeArg>,
+    /// Keep the plugin's data directory.
+    #[arg(long)]
+    keep_data: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct EnableArgs {
+    /// Installed plugin (`<plugin>` or `<plugin>@<marketplace>`).
+    plugin: String,
+    /// Settings file to write (default: the scope of the installation for this directory).
+    #[arg(short, long, value_enum)]
+    scope: Option<ScopeArg>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
+struct ListArgs {
+    /// Print JSON (the installed array; with --available, `{installed, available}`).
+    #[arg(long)]
+    json: bool,
+    /// Also list plugins of known marketplaces that are not installed.
+    #[arg(long)]
+    available: bool,
+}
+
+#[derive(clap::Args)]
+struct GrantArgs {
+    /// Installed plugin (`<plugin>` or `<plugin>@<marketplace>`).
+    plugin: String,
+    #[command(flatten)]
+    consent: ConsentArgs,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Cmd::Validate(a) = &args.command {
+        // Needs no home directory: it only reads the given path.
+        return Ok(validate(a));
+    }
+    let home = Home::from_env().context("locating the Warden home directory")?;
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    let json = match &args.command {
+        Cmd::Validate(a) => a.json,
+        Cmd::Marketplace(MarketplaceCmd::Add(a)) => a.json,
+        Cmd::Marketplace(MarketplaceCmd::List(a)) => a.json,
+        Cmd::Marketplace(MarketplaceCmd::Remove(a)) => a.json,
+        Cmd::Marketplace(MarketplaceCmd::Update(a)) => a.json,
+        Cmd::Install(a) => a.json,
+        Cmd::Uninstall(a) => a.json,
+        Cmd::Enable(a) | Cmd::Disable(a) => a.json,
+        Cmd::Update(a) => a.json,
+        Cmd::List(a) => a.json,
+        Cmd::Verify(a) => a.json,
+        Cmd::Grant(a) => a.json,
+    };
+    // Bars go to stderr: draw them only for a person watching it, never around JSON output.
+    let quiet = json || !std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mgr = PluginManager::new(home, cwd).quiet(quiet);
+    Ok(match args.command {
+        Cmd::Validate(a) => validate(&a),
+        Cmd::Marketplace(m) => marketplace(&mgr, m),
+        Cmd::Install(a) => install(&mgr, a),
+        Cmd::Update(a) => update(&mgr, a),
+        Cmd::Uninstall(a) => {
+            let r = mgr.uninstall(&a.plugin, a.scope.map(Into::into), a.keep_data);
+            report(
+                a.json,
+                "uninstall",
+                r.map_err(|e| format!("Failed to uninstall plugin \"{}\": {e}", a.plugin)),
+            )
+        }
+        Cmd::Enable(a) => {
+            let r = mgr.enable(&a.plugin, a.scope.map(Into::into));
+            report(
+                a.json,
+                "enable",
+                r.map_err(|e| format!("Failed to enable plugin \"{}\": {e}", a.plugin)),
+            )
+        }
+        Cmd::Disable(a) => {
+            let r = mgr.disable(&a.plugin, a.scope.map(Into::into));
+            report(
+                a.json,
+                "disable",
+                r.map_err(|e| format!("Failed to disable plugin \"{}\": {e}", a.plugin)),
+            )
+        }
+        Cmd::List(a) => list(&mgr, &a),
+        Cmd::Verify(a) => verify(&mgr, a.json),
+        Cmd::Grant(a) => grant(&mgr, a),
+    })
+}
+
+// ------------------------------------------------------------------ output
+
+/// Prints a value: compact JSON (one line, like Claude Code's `--json` verb results) or text.
+fn print<T: Serialize + Display>(json: bool, v: &T) {
+    if json {
+        match serde_json::to_string(v) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("✘ cannot encode the result as JSON: {e}"),
+        }
+    } else {
+        println!("{v}");
+    }
+}
+
+/// Prints a listing: pretty JSON or text.
+fn print_pretty<T: Serialize + Display>(json: bool, v: &T) {
+    if json {
+        match serde_json::to_string_pretty(v) {
+            Ok(s) => println!("{s}"),
+            Err(e) => eprintln!("✘ cannot encode the result as JSON: {e}"),
+        }
+    } else {
+        println!("{v}");
+    }
+}
+
+/// Reports a failure: `✘ <message>` on stderr and, with `--json`, an `outcome: error` object
+/// on stdout so scripts reading stdout see the failure too. Always exit code 1.
+fn fail(json: bool, command: &str, message: &str) -> ExitCode {
+    if json {
+        println!(
+            "{}",
+            json!({ "command": command, "outcome": "error", "message": message })
+        );
+    }
+    eprintln!("✘ {message}");
+    ExitCode::from(1)
+}
+
+/// Prints a verb result, or fails with its error message.
+fn report<T: Serialize + Display>(json: bool, command: &str, r: Result<T, String>) -> ExitCode {
+    match r {
+        Ok(v) => {
+            print(json, &v);
+            ExitCode::SUCCESS
+        }
+        Err(msg) => fail(json, command, &msg),
+    }
+}
+
+// ------------------------------------------------------------------ verbs
+
+fn validate(a: &ValidateArgs) -> ExitCode {
+    if !a.path.exists() {
+        return fail(
+            a.json,
+            "validate",
+            &format!(
+                "Path does not exist: {}. Give a plugin directory (with .claude-plugin/plugin.json) or a marketplace directory (with .claude-plugin/marketplace.json).",
+                a.path.display()
+            ),
+        );
+    }
+    let r = warden_plugins::validate(&a.path);
+    print_pretty(a.json, &r);
+    if r.fails(a.strict) {
+        if !a.json && !r.has_errors {
+            // Only warnings, but --strict counts them: say so, since the summary says "passed".
+            eprintln!("✘ --strict: {} warning(s) count as errors", r.warning_count);
+        }
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Marketplace-level text output for `marketplace list`.
+struct MarketplaceList(Vec<warden_plugins::MarketplaceListItem>);
+
+impl Serialize for MarketplaceList {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl Display for MarketplaceList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return write!(
+                f,
+                "No marketplaces configured. Add one with `warden plugin marketplace add <dir | git URL | owner/repo>`."
+            );
+        }
+        write!(f, "Configured marketplaces:")?;
+        for m in &self.0 {
+            write!(f, "\n  ❯ {m}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The messages of `marketplace update` (one per marketplace).
+struct Updated(Vec<warden_plugins::MarketplaceOutput>);
+
+impl Serialize for Updated {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(s)
+    }
+}
+
+impl Display for Updated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_empty() {
+            return write!(f, "No marketplaces to update.");
+        }
+        let lines: Vec<String> = self.0.iter().map(ToString::to_string).collect();
+        f.write_str(&lines.join("\n"))
+    }
+}
+
+fn marketplace(mgr: &PluginManager, cmd: MarketplaceCmd) -> ExitCode {
+    match cmd {
+        MarketplaceCmd::Add(a) => {
+            let r = mgr
+                .marketplace_add(&a.source, a.scope.into())
+                .map_err(|e| match e {
+                    // Claude Code prints this one without the "Failed to add" prefix.
+                    PluginError::PathNotFound(_) => format!(
+                        "{e}. Give an existing directory (containing .claude-plugin/marketplace.json), a git URL with its scheme, or owner/repo."
+                    ),
+                    e => format!("Failed to add marketplace: {e}"),
+                });
+            report(a.json, "marketplace-add", r)
+        }
+        MarketplaceCmd::List(a) => match mgr.marketplace_list() {
+            Ok(v) => {
+                print_pretty(a.json, &MarketplaceList(v));
+                ExitCode::SUCCESS
+            }
+            Err(e) => fail(
+                a.json,
+                "marketplace-list",
+                &format!("Failed to list marketplaces: {e}"),
+            ),
+        },
+        MarketplaceCmd::Remove(a) => {
+            let r = mgr
+                .marketplace_remove(&a.name, a.scope.into())
+                .map_err(|e| format!("Failed to remove marketplace: {e}"));
+            report(a.json, "marketplace-remove", r)
+        }
+        MarketplaceCmd::Update(a) => {
+            let r = mgr
+                .marketplace_update(a.name.as_deref())
+                .map(Updated)
+                .map_err(|e| match &a.name {
+                    Some(n) => format!("Failed to update marketplace {n}: {e}"),
+                    None => format!("Failed to update marketplaces: {e}"),
+                });
+            report(a.json, "marketplace-update", r)
+        }
+    }
+}
+
+fn install(mgr: &PluginManager, a: InstallArgs) -> ExitCode {
+    let spec = a.plugin.clone();
+    let scope: Scope = a.scope.into();
+    let what = format!("install plugin \"{spec}\"");
+    run_with_consent(&a.consent, a.json, "install", &what, |accept| {
+        mgr.install(
+            &spec,
+            &InstallOptions {
+                scope,
+                accept_capabilities: accept,
+            },
+        )
+    })
+}
+
+fn update(mgr: &PluginManager, a: UpdateArgs) -> ExitCode {
+    let spec = a.plugin.clone();
+    let scope = a.scope.map(Into::into);
+    let what = format!("update plugin \"{spec}\"");
+    run_with_consent(&a.consent, a.json, "update", &what, |accept| {
+        mgr.update(&spec, scope, accept)
+    })
+}
+
+/// Runs install or update: first without accepting capabilities; if consent is needed, gets
+/// it (flags or the terminal) and runs again accepting.
+fn run_with_consent(
+    consent: &ConsentArgs,
+    json: bool,
+    command: &str,
+    what: &str,
+    op: impl Fn(bool) -> Result<InstallOutcome, PluginError>,
+) -> ExitCode {
+    let mode = match ConsentMode::from_flags(consent.yes, &consent.grant) {
+        Ok(m) => m,
+        Err(msg) => return fail(json, command, &format!("Failed to {what}: {msg}")),
+    };
+    let first = match op(mode.is_yes()) {
+        Ok(o) => o,
+        Err(e) => return fail(json, command, &format!("Failed to {what}: {e}")),
+    };
+    let asked = match first {
+        InstallOutcome::Installed(r) => {
+            print_installed(json, &r);
+            return ExitCode::SUCCESS;
+        }
+        InstallOutcome::NeedsConsent(c) => c,
+    };
+    if let Err(msg) = consent::obtain(&mode, &asked, json) {
+        if json {
+            // The request itself, so a script can show it; the error object follows.
+            print(true, &asked);
+        }
+        return fail(json, command, &msg);
+    }
+    match op(true) {
+        Ok(InstallOutcome::Installed(r)) => {
+            // The tree is fetched again for the second call; if it changed in between, the
+            // grant just stored may cover more than what was shown.
+            if let Some(extra) = consent::exceeds(&r.capabilities, &asked.request.components) {
+                print_installed(json, &r);
+                return fail(
+                    json,
+                    command,
+                    &format!(
+                        "{} changed while consent was asked (digest {} → {}) and now also requests {extra}. It was installed with that grant: check it, and run `warden plugin uninstall {}` if it is not acceptable.",
+                        r.plugin_id, asked.sha256, r.sha256, r.plugin_id
+                    ),
+                );
+            }
+            print_installed(json, &r);
+            ExitCode::SUCCESS
+        }
+        Ok(InstallOutcome::NeedsConsent(c)) => fail(
+            json,
+            command,
+            &format!(
+                "Failed to {what}: consent was given but the plugin still asks: {}",
+                c.message
+            ),
+        ),
+        Err(e) => fail(json, command, &format!("Failed to {what}: {e}")),
+    }
+}
+
+fn print_installed(json: bool, r: &warden_plugins::InstallReport) {
+    if !json {
+        for w in &r.warnings {
+            eprintln!("{w}");
+        }
+    }
+    print(json, &InstallOutcome::Installed(r.clone()));
+}
+
+fn list(mgr: &PluginManager, a: &ListArgs) -> ExitCode {
+    match mgr.list(a.available) {
+        Ok(l) => {
+            if a.json && !a.available {
+                // Claude Code's `plugin list --json` is the bare array of installed plugins.
+                match serde_json::to_string_pretty(&l.installed) {
+                    Ok(s) => println!("{s}"),
+                    Err(e) => return fail(true, "list", &format!("cannot encode JSON: {e}")),
+                }
+            } else {
+                print_pretty(a.json, &l);
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(a.json, "list", &format!("Failed to list plugins: {e}")),
+    }
+}
+
+fn verify(mgr: &PluginManager, json: bool) -> ExitCode {
+    match mgr.verify() {
+        Ok(v) => {
+            if !json && v.plugins.is_empty() {
+                println!("No plugins installed.");
+                return ExitCode::SUCCESS;
+            }
+            print_pretty(json, &v);
+            if v.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => fail(json, "verify", &format!("Failed to verify plugins: {e}")),
+    }
+}
+
+fn grant(mgr: &PluginManager, a: GrantArgs) -> ExitCode {
+    let what = format!("grant plugin \"{}\"", a.plugin);
+    let mode = match ConsentMode::from_flags(a.consent.yes, &a.consent.grant) {
+        Ok(m) => m,
+        Err(msg) => return fail(a.json, "grant", &format!("Failed to {what}: {msg}")),
+    };
+    let req = match mgr.capability_request(&a.plugin) {
+        Ok(r) => r,
+        Err(e) => return fail(a.json, "grant", &format!("Failed to {what}: {e}")),
+    };
+    if !req.is_empty()
+        && let Err(msg) = consent::obtain_for_request(&mode, &req, a.json)
+    {
+        return fail(a.json, "grant", &msg);
+    }
+    match mgr.grant(&a.plugin) {
+        Ok(g) => {
+            if a.json {
+                match serde_json::to_string(&g) {
+                    Ok(s) => println!("{s}"),
+                    Err(e) => return fail(true, "grant", &format!("cannot encode JSON: {e}")),
+                }
+            } else {
+                println!("✔ Granted {} its requested capabilities", g.plugin_id);
+                for (c, caps) in &g.components {
+                    println!("  {c}: {caps}");
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(a.json, "grant", &format!("Failed to {what}: {e}")),
+    }
+}
