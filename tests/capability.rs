@@ -1,1 +1,480 @@
-//! Permissions enforced at the capability boundary.
+//! Permissions enforced at the capability boundary: the built-in tools run as components, and
+//! the user's rules hold wherever a guest touches files, programs or the network, however the
+//! access is spelled.
+
+use std::io::{Read as _, Write as _};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use warden::runtime::{
+    CallContext, FsGrant, Grant, Limits, Runtime, RuntimeConfig, ToolCallOutcome, World,
+};
+use warden::tools::{BuiltinTool, ToolOptions, ToolRunner, load_permissions};
+use warden_permissions::Verdict;
+
+const SECRET: &str = "SECRET_TOKEN=hunter2";
+
+fn runner() -> &'static ToolRunner {
+    static RUNNER: OnceLock<(ToolRunner, tempfile::TempDir)> = OnceLock::new();
+    &RUNNER
+        .get_or_init(|| {
+            let cache = tempfile::tempdir().expect("cache dir");
+            let config = RuntimeConfig {
+                cache_dir: Some(cache.path().to_path_buf()),
+                pooling: false,
+                ..RuntimeConfig::default()
+            };
+            (ToolRunner::new(config).expect("runner"), cache)
+        })
+        .0
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio")
+        .block_on(f)
+}
+
+/// A project with `.claude/settings.json` holding `deny`, a secret `.env`, a symlink to it, a
+/// subdirectory and a file next to (outside) the project.
+struct Project {
+    _root: tempfile::TempDir,
+    dir: PathBuf,
+    outside: PathBuf,
+    opts: ToolOptions,
+}
+
+fn project(deny: &[&str]) -> Project {
+    let root = tempfile::tempdir().expect("tempdir");
+    let base = std::fs::canonicalize(root.path()).expect("canonical tempdir");
+    let dir = base.join("proj");
+    let home = base.join("home");
+    for d in [dir.join(".claude"), dir.join("sub"), home.clone()] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    std::fs::write(
+        dir.join(".claude/settings.json"),
+        json!({"permissions": {"deny": deny}}).to_string(),
+    )
+    .expect("settings");
+    std::fs::write(dir.join(".env"), format!("{SECRET}\n")).expect(".env");
+    std::fs::write(dir.join("README.md"), "alpha\nbeta\ngamma\n").expect("readme");
+    std::os::unix::fs::symlink(".env", dir.join("link")).expect("symlink");
+    let outside = base.join("outside.txt");
+    std::fs::write(&outside, "outside the project\n").expect("outside");
+    std::os::unix::fs::symlink(&outside, dir.join("out-link")).expect("symlink out");
+    let opts = ToolOptions {
+        home: Some(home.clone()),
+        user_home: Some(home),
+        managed_dir: None,
+        deadline: Duration::from_secs(60),
+        ..ToolOptions::default()
+    };
+    Project {
+        _root: root,
+        dir,
+        outside,
+        opts,
+    }
+}
+
+impl Project {
+    fn run(&self, tool: &str, input: Value) -> ToolCallOutcome {
+        block_on(runner().run(tool, &input.to_string(), &self.dir, &self.opts))
+            .expect("tool call")
+            .call
+            .outcome
+    }
+
+    fn bash(&self, command: &str) -> ToolCallOutcome {
+        self.run("Bash", json!({ "command": command, "timeout": 10_000 }))
+    }
+}
+
+#[track_caller]
+fn assert_denied(outcome: &ToolCallOutcome, what: &str, naming: &str) {
+    match outcome {
+        ToolCallOutcome::Denied(m) => {
+            assert!(
+                m.contains(naming),
+                "{what}: denial should name `{naming}`: {m}"
+            );
+            assert!(!m.contains("hunter2"), "{what}: secret leaked into {m}");
+        }
+        other => panic!("{what}: expected a denial, got {other:?}"),
+    }
+}
+
+#[track_caller]
+fn content(outcome: ToolCallOutcome, what: &str) -> String {
+    match outcome {
+        ToolCallOutcome::Ok { content, .. } => content,
+        other => panic!("{what}: expected success, got {other:?}"),
+    }
+}
+
+#[test]
+fn read_deny_holds_for_every_spelling_of_the_path() {
+    let p = project(&["Read(./.env)"]);
+    let abs = p.dir.join(".env").display().to_string();
+    for path in [".env", abs.as_str(), "sub/../.env", "link", "./sub/../link"] {
+        let out = p.run("Read", json!({ "file_path": path }));
+        assert_denied(&out, &format!("Read {path}"), "Read(./.env)");
+    }
+    // The rule is about .env only: the Read tool itself works, cat -n style.
+    let text = content(
+        p.run(
+            "Read",
+            json!({"file_path": "README.md", "offset": 2, "limit": 1}),
+        ),
+        "Read README",
+    );
+    assert_eq!(text, "     2\tbeta\n");
+}
+
+#[test]
+fn read_deny_holds_for_programs_the_bash_tool_runs() {
+    let p = project(&["Read(./.env)"]);
+    let abs = p.dir.join(".env").display().to_string();
+    let commands = [
+        "cat .env".to_string(),
+        format!("cat {abs}"),
+        "cat sub/../.env".to_string(),
+        "cat link".to_string(),
+        "/bin/cat .env".to_string(),
+        "head -n1 < .env".to_string(),
+        "echo x | /bin/cat - .env".to_string(),
+        "cd sub && cat ../.env".to_string(),
+    ];
+    for c in &commands {
+        assert_denied(&p.bash(c), c, "Read(./.env)");
+    }
+    // The Grep and Glob tools skip the file rather than leak it.
+    let grep = content(
+        p.run(
+            "Grep",
+            json!({"pattern": "hunter2", "output_mode": "content"}),
+        ),
+        "Grep",
+    );
+    assert!(!grep.contains("hunter2"), "Grep leaked the secret: {grep}");
+    let out = content(p.bash("cat README.md | wc -l"), "pipe");
+    assert_eq!(out.trim(), "3");
+}
+
+const TEXT_BASH_C: Verdict = Verdict::Ask;
+
+/// Where the capability boundary catches what the text-level decision lets through. Each row:
+/// the command, warden-permissions' text-level verdict, and whether the Bash tool is denied.
+#[test]
+fn the_capability_boundary_catches_what_the_text_misses() {
+    let p = project(&["Read(./.env)", "Bash(git push *)"]);
+    let perms = load_permissions(&p.dir, &p.opts).expect("permissions");
+    let rows = [
+        ("cat link", Verdict::Allow),
+        ("bash -c 'git push'", Verdict::Ask),
+        ("sh -c 'cat .env'", Verdict::Ask),
+        ("python3 -c 'print(open(\".env\").read())'", Verdict::Ask),
+        ("find . -name .env -exec cat {} ;", Verdict::Ask),
+    ];
+    for (command, text) in rows {
+        let d = perms.decide("Bash", &json!({ "command": command }), None);
+        assert_eq!(
+            d.decision, text,
+            "text-level answer for `{command}`: {}",
+            d.reason
+        );
+        match p.bash(command) {
+            ToolCallOutcome::Denied(m) => assert!(!m.contains("hunter2"), "{m}"),
+            other => panic!("`{command}` should be denied at the boundary, got {other:?}"),
+        }
+    }
+    // The Read tool on a symlink: the text sees `link`, the capability sees `.env`.
+    let d = perms.decide("Read", &json!({ "file_path": p.dir.join("link") }), None);
+    assert_eq!(d.decision, Verdict::Allow, "{}", d.reason);
+    assert_denied(
+        &p.run("Read", json!({"file_path": "link"})),
+        "Read link",
+        "Read(./.env)",
+    );
+}
+
+#[test]
+fn bash_deny_holds_for_every_spelling_of_the_program() {
+    let p = project(&["Bash(git push *)"]);
+    let perms = load_permissions(&p.dir, &p.opts).expect("permissions");
+    // (command, Claude Code's text-level answer per spec 2.3, warden-permissions' answer)
+    // The engine deliberately strips git's global options and program paths (see its
+    // `strip_git_globals`), so it is stricter than Claude Code there; it keeps Claude Code's
+    // answer for `bash -c`. The capability boundary denies all of them.
+    let cases = [
+        ("git push origin main", Verdict::Deny, Verdict::Deny),
+        ("git -C . push", Verdict::Ask, Verdict::Deny),
+        ("/usr/bin/git push", Verdict::Ask, Verdict::Deny),
+        ("bash -c 'git push'", Verdict::Ask, TEXT_BASH_C),
+    ];
+    for (command, claude_code, engine) in cases {
+        let text = perms.decide("Bash", &json!({ "command": command }), None);
+        assert_eq!(
+            text.decision, engine,
+            "text-level answer for `{command}` (Claude Code: {claude_code:?}): {}",
+            text.reason
+        );
+        assert_denied(&p.bash(command), command, "Bash(git push *)");
+    }
+    // Other git commands still run.
+    let out = content(p.bash("git --version"), "git --version");
+    assert!(out.starts_with("git version"), "{out}");
+}
+
+#[test]
+fn paths_outside_the_granted_directory_are_refused() {
+    let p = project(&[]);
+    let outside = p.outside.display().to_string();
+    for path in [
+        "../outside.txt",
+        outside.as_str(),
+        "sub/../../outside.txt",
+        "out-link",
+        "/etc/hostname",
+    ] {
+        let out = p.run("Read", json!({ "file_path": path }));
+        match &out {
+            ToolCallOutcome::Denied(m) => assert!(
+                m.contains("outside") || m.contains("granted"),
+                "Read {path}: {m}"
+            ),
+            other => panic!("Read {path}: expected a denial, got {other:?}"),
+        }
+    }
+    let out = p.run(
+        "Write",
+        json!({"file_path": "../escape.txt", "content": "x"}),
+    );
+    assert!(matches!(out, ToolCallOutcome::Denied(_)), "{out:?}");
+    assert!(!p.dir.parent().expect("parent").join("escape.txt").exists());
+    // Redirections are writes through the same capability.
+    let out = p.bash("echo x > ../escape.txt");
+    assert!(matches!(out, ToolCallOutcome::Denied(_)), "{out:?}");
+    assert!(!p.dir.parent().expect("parent").join("escape.txt").exists());
+}
+
+#[test]
+fn writing_needs_a_write_grant_and_obeys_read_denies() {
+    let p = project(&["Read(./.env)"]);
+    let rt = Runtime::new(RuntimeConfig {
+        pooling: false,
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime");
+    let grant = Grant {
+        fs: vec![FsGrant {
+            path: p.dir.clone(),
+            write: false,
+        }],
+        ..Grant::default()
+    };
+    let write = rt
+        .load("Write", BuiltinTool::Write.wasm(), World::Tool, &grant)
+        .expect("load Write");
+    let input = json!({"file_path": "new.txt", "content": "data"}).to_string();
+    let call = block_on(rt.call_tool(
+        &write,
+        &input,
+        &Limits::default(),
+        CallContext::new(&p.dir, &grant),
+    ))
+    .expect("call");
+    assert_denied(&call.outcome, "write without grant", "read-only");
+    assert!(!p.dir.join("new.txt").exists());
+
+    // With the session grant, Write and Edit work, but a Read deny also blocks writing.
+    let out = p.run(
+        "Write",
+        json!({"file_path": "sub/new.txt", "content": "one two two"}),
+    );
+    assert!(content(out, "Write").contains("File created successfully"));
+    let out = p.run("Edit", json!({"file_path": "sub/new.txt", "old_string": "two", "new_string": "2", "replace_all": true}));
+    content(out, "Edit");
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("sub/new.txt")).expect("read"),
+        "one 2 2"
+    );
+    for path in [".env", "link"] {
+        let out = p.run(
+            "Write",
+            json!({"file_path": path, "content": "overwritten"}),
+        );
+        assert_denied(&out, &format!("Write {path}"), "Read(./.env)");
+    }
+    assert_denied(
+        &p.bash("echo overwritten > .env"),
+        "redirect to .env",
+        "Read(./.env)",
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join(".env")).expect("read"),
+        format!("{SECRET}\n")
+    );
+}
+
+#[test]
+fn programs_outside_the_grant_are_refused() {
+    let p = project(&[]);
+    // `id` exists on every Unix but is not in the Bash tool's grant.
+    assert_denied(&p.bash("id"), "id", "not a granted program");
+    assert_denied(
+        &p.bash("/usr/bin/id"),
+        "/usr/bin/id",
+        "not a granted program",
+    );
+    // A planted link cannot borrow a granted name.
+    std::os::unix::fs::symlink("/usr/bin/id", p.dir.join("git")).expect("symlink");
+    assert_denied(&p.bash("./git"), "./git -> id", "not a granted program");
+}
+
+#[test]
+fn a_hung_program_is_killed_with_its_process_group_at_the_deadline() {
+    let p = project(&[]);
+    let marker = "41.7293";
+    let started = Instant::now();
+    let out = p.run(
+        "Bash",
+        json!({"command": format!("sh -c 'sleep {marker} & sleep {marker}'"), "timeout": 700}),
+    );
+    let elapsed = started.elapsed();
+    match &out {
+        ToolCallOutcome::Failed(m) => assert!(m.contains("timed out"), "{m}"),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+    // Neither the program nor its background child survives.
+    std::thread::sleep(Duration::from_millis(200));
+    let survivors: Vec<String> = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains(marker) && c.starts_with("sleep"))
+        .collect();
+    assert!(survivors.is_empty(), "still running: {survivors:?}");
+}
+
+/// A one-request HTTP server on 127.0.0.1.
+fn serve_once(body: &'static str) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        while let Ok((mut s, _)) = listener.accept() {
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf);
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    port
+}
+
+fn fetch(grant_net: &[&str], url: &str) -> ToolCallOutcome {
+    let rt = Runtime::new(RuntimeConfig {
+        pooling: false,
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime");
+    let grant = Grant {
+        net: grant_net.iter().map(|s| s.to_string()).collect(),
+        ..Grant::default()
+    };
+    let wasm = std::fs::read(warden::guests::USES_HTTP).expect("uses_http.wasm");
+    let c = rt
+        .load("uses_http", &wasm, World::Tool, &grant)
+        .expect("load");
+    let input = json!({ "url": url }).to_string();
+    block_on(rt.call_tool(
+        &c,
+        &input,
+        &Limits::with_deadline(Duration::from_secs(20)),
+        CallContext::new("/", &grant),
+    ))
+    .expect("call")
+    .outcome
+}
+
+#[test]
+fn http_to_local_addresses_needs_a_grant_naming_them() {
+    let port = serve_once("hello from loopback");
+    let url = format!("http://127.0.0.1:{port}/");
+    // Not granted at all.
+    assert_denied(
+        &fetch(&["https://example.com"], &url),
+        "ungranted host",
+        "not granted",
+    );
+    // Granted only through wildcards: the resolved address is loopback, so it is refused.
+    assert_denied(
+        &fetch(&["http://*.*.*.*:*"], &url),
+        "wildcard grant",
+        "local or private",
+    );
+    assert_denied(
+        &fetch(&["http://*:*"], &format!("http://localhost:{port}/")),
+        "localhost via wildcard",
+        "local or private",
+    );
+    assert_denied(
+        &fetch(
+            &["http://*.*.*.*:*"],
+            "http://169.254.169.254/latest/meta-data/",
+        ),
+        "cloud metadata",
+        "local or private",
+    );
+    // Named explicitly: it works, against a real server.
+    let out = content(fetch(&["http://127.0.0.1:*"], &url), "explicit grant");
+    assert_eq!(out, "200 hello from loopback");
+    // Other schemes are not HTTP.
+    match fetch(&["http://127.0.0.1:*"], "file:///etc/passwd") {
+        ToolCallOutcome::Failed(m) => assert!(m.contains("InvalidUrl"), "{m}"),
+        other => panic!("file URL: {other:?}"),
+    }
+}
+
+#[test]
+fn the_cli_runs_a_tool_and_reports_a_denial() {
+    let p = project(&["Read(./.env)"]);
+    let bin = Path::new(env!("CARGO_BIN_EXE_warden"));
+    let run = |input: Value| {
+        std::process::Command::new(bin)
+            .args(["tool", "Read", "--input", &input.to_string(), "--cwd"])
+            .arg(&p.dir)
+            .env("WARDEN_HOME", p.dir.join("../home"))
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .output()
+            .expect("run warden")
+    };
+    let ok = run(json!({"file_path": "README.md"}));
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&ok.stdout),
+        "     1\talpha\n     2\tbeta\n     3\tgamma\n\n"
+    );
+    let denied = run(json!({"file_path": ".env"}));
+    assert_eq!(denied.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&denied.stderr);
+    assert!(
+        err.contains("Read(./.env)") && !err.contains("hunter2"),
+        "{err}"
+    );
+}

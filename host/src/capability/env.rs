@@ -6,7 +6,7 @@ use crate::runtime::sandbox_state::SandboxState;
 
 impl Host for SandboxState {
     async fn get(&mut self, key: String) -> wasmtime::Result<Option<String>> {
-        if !self.grant.env.iter().any(|k| *k == key) {
+        if !self.grant.env.contains(&key) {
             return Ok(None);
         }
         Ok(self

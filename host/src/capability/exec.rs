@@ -119,10 +119,7 @@ impl SandboxState {
             None => super::fs::normalise(&self.ctx.cwd),
         };
         let real = std::fs::canonicalize(&lexical).map_err(|e| {
-            ExecError::Failed(format!(
-                "working directory {}: {e}",
-                lexical.display()
-            ))
+            ExecError::Failed(format!("working directory {}: {e}", lexical.display()))
         })?;
         let allowed_roots = self
             .grant
@@ -215,9 +212,8 @@ impl SandboxState {
         // must not borrow a granted name: there the target's name has to be granted too.
         if let Ok(real) = std::fs::canonicalize(&program) {
             let planted = self.grant.fs.iter().filter(|g| g.write).any(|g| {
-                std::fs::canonicalize(&g.path).is_ok_and(|root| {
-                    program.starts_with(&root) || program.starts_with(&g.path)
-                })
+                std::fs::canonicalize(&g.path)
+                    .is_ok_and(|root| program.starts_with(&root) || program.starts_with(&g.path))
             });
             if planted && real != program && !granted(file_name(&real)) {
                 return Err(ExecError::Denied(format!(
@@ -235,7 +231,11 @@ impl SandboxState {
             .check_exec(&checked, &cwd)
             .map_err(|rule| ExecError::Denied(format!("`{}` is denied: {rule}", argv.join(" "))))?;
         self.check_path_args(&argv[1..], &cwd)?;
-        if options.stdin.as_ref().is_some_and(|s| s.len() > MAX_STDIN_BYTES) {
+        if options
+            .stdin
+            .as_ref()
+            .is_some_and(|s| s.len() > MAX_STDIN_BYTES)
+        {
             return Err(ExecError::Failed(format!(
                 "stdin is over the {MAX_STDIN_BYTES}-byte limit"
             )));
@@ -294,7 +294,9 @@ impl SandboxState {
             _ => None,
         };
         let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
-            return Err(ExecError::Failed("cannot capture the program's output".into()));
+            return Err(ExecError::Failed(
+                "cannot capture the program's output".into(),
+            ));
         };
         let out_task = tokio::spawn(capture(out, MAX_CAPTURE_BYTES));
         let err_task = tokio::spawn(capture(err, MAX_CAPTURE_BYTES));

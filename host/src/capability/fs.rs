@@ -181,7 +181,11 @@ fn granted_list(grant: &Grant) -> String {
             format!(
                 "{}{}",
                 g.path.display(),
-                if g.write { " (read-write)" } else { " (read-only)" }
+                if g.write {
+                    " (read-write)"
+                } else {
+                    " (read-only)"
+                }
             )
         })
         .collect();
@@ -245,7 +249,10 @@ fn io_err(path: &Path, e: std::io::Error, what: &str) -> FsError {
     use std::io::ErrorKind as K;
     let p = path.display();
     match e.kind() {
-        K::NotFound => err(ErrorCode::NotFound, format!("{p}: no such file or directory")),
+        K::NotFound => err(
+            ErrorCode::NotFound,
+            format!("{p}: no such file or directory"),
+        ),
         K::PermissionDenied if e.to_string().contains("outside") => err(
             ErrorCode::Denied,
             format!("{p}: leads outside the granted directory (through `..` or a symlink)"),
@@ -342,7 +349,10 @@ impl SandboxState {
         let task = tokio::task::spawn_blocking(move || f(job));
         match tokio::time::timeout(remaining.max(Duration::from_millis(1)), task).await {
             Ok(Ok(r)) => r,
-            Ok(Err(e)) => Err(err(ErrorCode::Io, format!("{shown}: host task failed: {e}"))),
+            Ok(Err(e)) => Err(err(
+                ErrorCode::Io,
+                format!("{shown}: host task failed: {e}"),
+            )),
             Err(_) => Err(err(
                 ErrorCode::Io,
                 format!("{shown}: did not finish before the call's deadline"),

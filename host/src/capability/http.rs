@@ -267,9 +267,7 @@ impl SandboxState {
             .timeout(limit)
             .build()
             .map_err(|e| HttpError::Failed(format!("cannot build the HTTP client: {e}")))?;
-        let mut builder = client
-            .request(method, target.url.clone())
-            .headers(headers);
+        let mut builder = client.request(method, target.url.clone()).headers(headers);
         if let Some(body) = req.body {
             builder = builder.body(body);
         }

@@ -38,8 +38,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    serde_json::from_str::<serde_json::Value>(&args.input)
-        .context("--input is not valid JSON")?;
+    serde_json::from_str::<serde_json::Value>(&args.input).context("--input is not valid JSON")?;
     let cwd = match args.cwd {
         Some(c) => c,
         None => std::env::current_dir().context("current directory")?,
@@ -47,7 +46,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let opts = ToolOptions {
         settings: args.settings,
         programs: args.programs,
-        ask: if args.strict { AskAt::Deny } else { AskAt::Allow },
+        ask: if args.strict {
+            AskAt::Deny
+        } else {
+            AskAt::Allow
+        },
         trusted: args.trusted,
         managed_dir: managed_dir(),
         ..ToolOptions::default()
