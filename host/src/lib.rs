@@ -5,11 +5,14 @@
 //!   `env`, `log`), each checked against the plugin's grant and the user's rules.
 //! - [`tools`]: the built-in tools (Read, Write, Edit, Glob, Grep, Bash) as components.
 //! - [`hook_result`]: a hook's typed answer and its Claude Code JSON form.
+//! - [`instructions`]: a session's memory, rules, skills and agents, permission-checked skill
+//!   command injection and the `InstructionsLoaded` hook.
 //!
 //! See `ARCHITECTURE.md` for how a hook call travels through these modules.
 
 pub mod capability;
 pub mod hook_result;
+pub mod instructions;
 pub mod runtime;
 pub mod session;
 pub mod tools;

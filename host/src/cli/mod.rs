@@ -5,10 +5,12 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod check;
+mod context;
 mod demo;
 mod hook;
 mod hook_wasm;
 mod plugin;
+mod skill;
 mod tool;
 
 /// Warden hosts agent plugins as sandboxed WebAssembly components.
@@ -35,6 +37,12 @@ enum Command {
     Tool(tool::Args),
     /// Install, update and manage plugins and marketplaces (mirrors `claude plugin`).
     Plugin(plugin::Args),
+    /// Show what a session in a directory would load: memory files and why, rules, the skill
+    /// listing, agents, commands and every warning.
+    Context(context::Args),
+    /// Render a skill as invoked (`show`, running its `!` commands through the permission
+    /// rules) or list them (`list`).
+    Skill(skill::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -46,6 +54,8 @@ pub fn main() -> ExitCode {
         Command::Tool(a) => tool::run(a),
         Command::Hook(a) => hook::run(a),
         Command::Plugin(a) => plugin::run(a),
+        Command::Context(a) => context::run(a),
+        Command::Skill(a) => skill::run(a),
     };
     match result {
         Ok(code) => code,

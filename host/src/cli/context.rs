@@ -1,0 +1,154 @@
+//! `warden context [--cwd DIR] [--touch FILE]... [--json] [--settings FILE]... [--plugin-dir DIR]...`
+//!
+//! What a session started in DIR would have in context once the touched files were read: memory
+//! files in load order with their `InstructionsLoaded` `load_reason`, rules (loaded or waiting for
+//! a matching file), the skill listing exactly as given to the model, every skill, command and
+//! agent under its (namespaced) name, and every warning. Like a session, it fires the
+//! `InstructionsLoaded` hooks once per loaded file (`--no-hooks` skips them). Exit 0; exit 2 only
+//! for unusable input.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use warden::instructions::{self, HookFiring};
+use warden::session::{Session, SessionOptions};
+use warden_instructions::{Context, Skill, SkillSource, Warning};
+
+/// Arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// The session's directory (default: the current directory).
+    #[arg(long)]
+    cwd: Option<PathBuf>,
+    /// A file read or edited during the session (repeatable; relative to the session's
+    /// directory): loads the memory of the directories down to it and the rules it matches.
+    #[arg(long = "touch", value_name = "FILE")]
+    touch: Vec<PathBuf>,
+    /// Print the context as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Extra settings file or inline JSON, above project and user settings (repeatable).
+    #[arg(long = "settings")]
+    settings: Vec<String>,
+    /// Load a plugin directory for this run only (repeatable).
+    #[arg(long = "plugin-dir")]
+    plugin_dirs: Vec<PathBuf>,
+    /// Do not fire the `InstructionsLoaded` hooks.
+    #[arg(long)]
+    no_hooks: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let cwd = match &args.cwd {
+        Some(c) if c.is_dir() => c.canonicalize()?,
+        Some(c) => {
+            eprintln!("warden context: --cwd {} is not a directory", c.display());
+            return Ok(ExitCode::from(2));
+        }
+        None => std::env::current_dir()?,
+    };
+    let home = warden_config::Home::from_env()?;
+    let mut opts = SessionOptions::new(&cwd, home);
+    opts.cli_settings = args.settings.clone();
+    opts.plugin_dirs = args.plugin_dirs.clone();
+    let session = Session::load(&opts);
+    let mut ctx = instructions::load_context(&session, &args.touch);
+
+    let mut firings = Vec::new();
+    if !args.no_hooks {
+        let config = session.hook_config();
+        for w in &config.warnings {
+            ctx.warnings
+                .push(Warning::new(std::path::Path::new(&w.origin), &w.message));
+        }
+        match instructions::dispatch_options(&session) {
+            Ok(dopts) => {
+                let common = instructions::common_fields(&session, &instructions::new_session_id());
+                firings = super::block_on_multi(instructions::fire_instructions_loaded(
+                    &ctx.memory,
+                    &common,
+                    &config,
+                    &dopts,
+                ))?;
+            }
+            Err(e) => ctx.warnings.push(Warning::new(
+                std::path::Path::new("permissions"),
+                format!("InstructionsLoaded hooks not run: {e}"),
+            )),
+        }
+        for f in &firings {
+            for p in &f.problems {
+                ctx.warnings.push(Warning::new(
+                    &f.file_path,
+                    format!("InstructionsLoaded hook: {p}"),
+                ));
+            }
+        }
+    }
+
+    if args.json {
+        let mut v = serde_json::to_value(&ctx)?;
+        if let Some(m) = v.as_object_mut() {
+            m.insert(
+                "instructions_loaded_hooks".into(),
+                serde_json::to_value(&firings)?,
+            );
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        print!("{}", render(&ctx, &firings));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The text form: the instruction layer's own rendering, then every skill and command by name
+/// (including those left out of the listing) and what the hooks did.
+fn render(ctx: &Context, firings: &[HookFiring]) -> String {
+    let mut out = ctx.render_text();
+    let all: Vec<&Skill> = ctx.skills.iter().chain(ctx.commands.iter()).collect();
+    let _ = writeln!(out, "\nSkills and commands by name ({}):", all.len());
+    for s in all {
+        let kind = match s.kind {
+            warden_instructions::SkillKind::Skill => "skill",
+            warden_instructions::SkillKind::Command => "command",
+        };
+        let source = match &s.source {
+            SkillSource::Plugin(p) => format!("plugin {p}"),
+            SkillSource::Project => "project".into(),
+            SkillSource::User => "user".into(),
+            SkillSource::Managed => "managed".into(),
+        };
+        let mut notes = String::new();
+        if s.disable_model_invocation {
+            notes.push_str(", user only");
+        }
+        if !s.user_invocable {
+            notes.push_str(", model only");
+        }
+        let _ = writeln!(
+            out,
+            "  /{} [{kind}, {source}{notes}] {}",
+            s.name,
+            s.path.display()
+        );
+    }
+    if !firings.is_empty() {
+        let _ = writeln!(out, "\nInstructionsLoaded hooks:");
+        for f in firings {
+            let _ = writeln!(
+                out,
+                "  {} [{}]: {} handler(s){}",
+                f.file_path.display(),
+                f.load_reason.as_str(),
+                f.handlers,
+                if f.problems.is_empty() {
+                    ""
+                } else {
+                    ", with problems (see warnings)"
+                }
+            );
+        }
+    }
+    out
+}
