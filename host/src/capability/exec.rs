@@ -229,7 +229,7 @@ impl SandboxState {
         self.ctx
             .policy
             .check_exec(&checked, &cwd)
-            .map_err(|rule| ExecError::Denied(format!("`{}` is denied: {rule}", argv.join(" "))))?;
+            .map_err(|rule| ExecError::Denied(format!("`{}` is denied: {rule}", shown(argv))))?;
         self.check_path_args(&argv[1..], &cwd)?;
         if options
             .stdin
@@ -346,4 +346,18 @@ impl Host for SandboxState {
     ) -> wasmtime::Result<Result<Output, ExecError>> {
         Ok(self.exec_run(argv, options).await)
     }
+}
+
+/// The argument vector as a reader would type it: words with spaces or quotes single-quoted.
+fn shown(argv: &[String]) -> String {
+    argv.iter()
+        .map(|a| {
+            if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "'\"\\$`".contains(c)) {
+                format!("'{}'", a.replace('\'', r"'\''"))
+            } else {
+                a.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
