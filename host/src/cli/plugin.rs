@@ -18,7 +18,7 @@ use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
 use serde_json::json;
 use warden_config::{Home, Scope};
-use warden_plugins::{InstallOptions, InstallOutcome, PluginError, PluginManager};
+use warden_plugins::{InstallOptions, InstallOutcome, PluginError, PluginManager, VerifyStatus};
 
 mod consent;
 
@@ -305,7 +305,8 @@ fn print<T: Serialize + Display>(json: bool, v: &T) {
             Err(e) => eprintln!("✘ cannot encode the result as JSON: {e}"),
         }
     } else {
-        println!("{v}");
+        // Some Display forms end with a newline of their own.
+        println!("{}", v.to_string().trim_end());
     }
 }
 
@@ -317,7 +318,7 @@ fn print_pretty<T: Serialize + Display>(json: bool, v: &T) {
             Err(e) => eprintln!("✘ cannot encode the result as JSON: {e}"),
         }
     } else {
-        println!("{v}");
+        println!("{}", v.to_string().trim_end());
     }
 }
 
@@ -359,12 +360,25 @@ fn validate(a: &ValidateArgs) -> ExitCode {
         );
     }
     let r = warden_plugins::validate(&a.path);
+    if !a.json && !r.has_errors && r.fails(a.strict) {
+        // Only warnings, but --strict counts them: the report's own summary would say
+        // "passed", so print the diagnostics under a failing summary instead.
+        for d in &r.diagnostics {
+            println!("{d}");
+        }
+        println!(
+            "✘ Validation failed for {} {} (--strict): 0 error(s), {} warning(s)",
+            match r.kind {
+                warden_plugins::ReportKind::Plugin => "plugin",
+                warden_plugins::ReportKind::Marketplace => "marketplace",
+            },
+            r.path.display(),
+            r.warning_count
+        );
+        return ExitCode::from(1);
+    }
     print_pretty(a.json, &r);
     if r.fails(a.strict) {
-        if !a.json && !r.has_errors {
-            // Only warnings, but --strict counts them: say so, since the summary says "passed".
-            eprintln!("✘ --strict: {} warning(s) count as errors", r.warning_count);
-        }
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
@@ -580,10 +594,28 @@ fn verify(mgr: &PluginManager, json: bool) -> ExitCode {
             }
             print_pretty(json, &v);
             if v.ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
+                return ExitCode::SUCCESS;
             }
+            if !json {
+                // A same-version reinstall reuses an existing cache directory, so a modified
+                // copy has to be deleted before the install can put a pristine one back.
+                for p in &v.plugins {
+                    let install =
+                        format!("warden plugin install {} --scope {}", p.plugin_id, p.scope);
+                    match p.status {
+                        VerifyStatus::Tampered => eprintln!(
+                            "To restore {}: delete {} (modified after install), then run `{install}`.",
+                            p.plugin_id,
+                            p.install_path.display()
+                        ),
+                        VerifyStatus::Missing => {
+                            eprintln!("To restore {}: run `{install}`.", p.plugin_id)
+                        }
+                        VerifyStatus::Ok | VerifyStatus::Unrecorded => {}
+                    }
+                }
+            }
+            ExitCode::from(1)
         }
         Err(e) => fail(json, "verify", &format!("Failed to verify plugins: {e}")),
     }

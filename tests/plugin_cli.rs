@@ -1,0 +1,741 @@
+//! `warden plugin …` driven through the real binary: validation, directory and git
+//! marketplaces, install/list/enable/disable/verify/uninstall, capability consent, and an
+//! installed plugin's WASM hook answering `warden hook`.
+//!
+//! Every test gets its own `WARDEN_HOME` and project directories, and managed settings are off
+//! (`WARDEN_MANAGED_SETTINGS_DIR=`), so nothing outside the temp dirs is read or written.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
+
+/// The repository checkout (parent of `host/`).
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ has a parent")
+        .to_path_buf()
+}
+
+/// A temp dir with its canonical path (the binary sees `getcwd()`, which resolves symlinks).
+fn tempdir() -> (TempDir, PathBuf) {
+    let t = tempfile::tempdir().expect("tempdir");
+    let p = t.path().canonicalize().expect("canonical tempdir");
+    (t, p)
+}
+
+/// One `WARDEN_HOME` and the commands run against it.
+struct Home {
+    _dir: TempDir,
+    path: PathBuf,
+}
+
+impl Home {
+    fn new() -> Self {
+        let (dir, path) = tempdir();
+        Home { _dir: dir, path }
+    }
+
+    fn cmd(&self, cwd: &Path, args: &[&str]) -> Command {
+        let mut c = Command::new(WARDEN);
+        c.args(args)
+            .current_dir(cwd)
+            .env("WARDEN_HOME", &self.path)
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .stdin(Stdio::null());
+        c
+    }
+
+    /// Runs `warden <args>` in `cwd` with stdin closed (not a terminal).
+    fn run(&self, cwd: &Path, args: &[&str]) -> Output {
+        self.cmd(cwd, args).output().expect("run warden")
+    }
+
+    /// Runs and asserts exit 0.
+    fn ok(&self, cwd: &Path, args: &[&str]) -> String {
+        let o = self.run(cwd, args);
+        assert!(o.status.success(), "warden {args:?} failed: {}", show(&o));
+        stdout(&o)
+    }
+
+    /// Runs and asserts exit 1.
+    fn fails(&self, cwd: &Path, args: &[&str]) -> Output {
+        let o = self.run(cwd, args);
+        assert_eq!(o.status.code(), Some(1), "warden {args:?}: {}", show(&o));
+        o
+    }
+
+    /// Runs with `--json` output expected on stdout and parses it.
+    fn json(&self, cwd: &Path, args: &[&str]) -> Value {
+        let out = self.ok(cwd, args);
+        serde_json::from_str(&out)
+            .unwrap_or_else(|e| panic!("warden {args:?}: not JSON ({e}): {out}"))
+    }
+
+    fn installed(&self, cwd: &Path) -> Vec<Value> {
+        match self.json(cwd, &["plugin", "list", "--json"]) {
+            Value::Array(a) => a,
+            other => panic!("plugin list --json is not an array: {other}"),
+        }
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    )
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(p) = path.parent() {
+        std::fs::create_dir_all(p).expect("mkdir");
+    }
+    std::fs::write(path, text).expect("write");
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+/// Copies a tree, skipping `target` build directories.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("mkdir");
+    for e in std::fs::read_dir(from).expect("read_dir") {
+        let e = e.expect("dir entry");
+        let name = e.file_name();
+        let ft = e.file_type().expect("file type");
+        if ft.is_dir() {
+            if name != "target" {
+                copy_tree(&e.path(), &to.join(&name));
+            }
+        } else if ft.is_file() {
+            std::fs::copy(e.path(), to.join(&name)).expect("copy");
+        }
+    }
+}
+
+/// A copy of the repository's `plugins/` (the `warden-examples` marketplace) in `dir/plugins`.
+fn example_marketplace(dir: &Path) -> PathBuf {
+    let src = repo_root().join("plugins");
+    assert!(
+        src.join("protect-secrets/wasm/protect_secrets.wasm")
+            .is_file(),
+        "the protect-secrets component is built by host/build.rs"
+    );
+    let dest = dir.join("plugins");
+    copy_tree(&src, &dest);
+    dest
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let o = Command::new("git")
+        .args([
+            "-c",
+            "user.name=Warden Tests",
+            "-c",
+            "user.email=tests@warden.invalid",
+        ])
+        .args([
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run git");
+    assert!(o.status.success(), "git {args:?}: {}", show(&o));
+    stdout(&o).trim().to_string()
+}
+
+/// A plugin whose one WASM component asks to run `git` (the file only has to exist: consent is
+/// decided before anything is compiled).
+fn write_exec_plugin(dir: &Path, name: &str) {
+    write(
+        &dir.join(".claude-plugin/plugin.json"),
+        &json!({
+            "name": name,
+            "version": "1.0.0",
+            "description": "Asks to run git.",
+            "warden": {
+                "components": {
+                    "runner": {
+                        "path": "wasm/runner.wasm",
+                        "world": "hook",
+                        "capabilities": { "exec": ["git"] }
+                    }
+                },
+                "hooks": {
+                    "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "wasm", "component": "runner" }] }]
+                }
+            }
+        })
+        .to_string(),
+    );
+    write(&dir.join("wasm/runner.wasm"), "\0asm");
+}
+
+// ------------------------------------------------------------------ validate
+
+#[test]
+fn validate_reports_errors_with_locations_and_exit_codes() {
+    let home = Home::new();
+    let (_t, dir) = tempdir();
+    let root = repo_root();
+
+    // The example plugin and the example marketplace are valid.
+    let out = home.ok(&root, &["plugin", "validate", "plugins/protect-secrets"]);
+    assert!(out.contains("✔ Validation passed for plugin"), "{out}");
+    let out = home.ok(&root, &["plugin", "validate", "plugins"]);
+    assert!(out.contains("✔ Validation passed for marketplace"), "{out}");
+    let v = home.json(
+        &root,
+        &["plugin", "validate", "plugins", "--json", "--strict"],
+    );
+    assert_eq!(v["kind"], "marketplace");
+    assert_eq!(v["has_errors"], false);
+    assert_eq!(v["warning_count"], 0, "{v}");
+
+    // A wrong type on a known field: an error at plugin.json line 4, exit 1.
+    let broken = dir.join("broken");
+    write(
+        &broken.join(".claude-plugin/plugin.json"),
+        "{\n  \"name\": \"broken\",\n  \"version\": \"1.0.0\",\n  \"keywords\": \"security\"\n}\n",
+    );
+    let o = home.fails(&dir, &["plugin", "validate", "broken"]);
+    let out = stdout(&o);
+    assert!(out.contains("plugin.json:4"), "{out}");
+    assert!(out.contains("keywords"), "{out}");
+    assert!(out.contains("✘ Validation failed for plugin"), "{out}");
+
+    let o = home.fails(&dir, &["plugin", "validate", "broken", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("validate --json");
+    assert_eq!(v["kind"], "plugin");
+    assert_eq!(v["has_errors"], true);
+    assert_eq!(v["error_count"], 1);
+    let d = &v["diagnostics"][0];
+    assert_eq!(d["severity"], "error");
+    assert_eq!(d["line"], 4);
+    assert!(
+        d["file"]
+            .as_str()
+            .is_some_and(|f| f.ends_with(".claude-plugin/plugin.json")),
+        "{d}"
+    );
+    assert!(
+        d["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("keywords")),
+        "{d}"
+    );
+
+    // A misspelt key is only a warning; --strict makes it fail.
+    let typo = dir.join("typo");
+    write(
+        &typo.join(".claude-plugin/plugin.json"),
+        "{\n  \"name\": \"typo\",\n  \"descripton\": \"x\"\n}\n",
+    );
+    let out = home.ok(&dir, &["plugin", "validate", "typo"]);
+    assert!(
+        out.contains("plugin.json:3") && out.contains("did you mean `description`"),
+        "{out}"
+    );
+    let o = home.fails(&dir, &["plugin", "validate", "typo", "--strict"]);
+    assert!(stdout(&o).contains("✘ Validation failed"), "{}", show(&o));
+
+    // A path that does not exist.
+    let o = home.fails(&dir, &["plugin", "validate", "nope"]);
+    assert!(stderr(&o).contains("Path does not exist"), "{}", show(&o));
+}
+
+// ------------------------------------------------------------------ directory marketplace
+
+#[test]
+fn example_marketplace_install_list_toggle_verify_uninstall() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let mkt = example_marketplace(&work);
+    let (_p, project) = tempdir();
+
+    let out = home.ok(&work, &["plugin", "marketplace", "add", "./plugins"]);
+    assert_eq!(
+        out.trim(),
+        "✔ Successfully added marketplace: warden-examples (declared in user settings)"
+    );
+    let list = home.json(&work, &["plugin", "marketplace", "list", "--json"]);
+    assert_eq!(list[0]["name"], "warden-examples", "{list}");
+    assert_eq!(list[0]["source"]["source"], "directory");
+    assert_eq!(list[0]["installLocation"], json!(mkt));
+    let user = read_json(&home.path.join("settings.json"));
+    assert_eq!(
+        user["extraKnownMarketplaces"]["warden-examples"]["source"]["path"],
+        json!(mkt)
+    );
+
+    // Unknown plugin: Claude Code's wording, exit 1.
+    let o = home.fails(&project, &["plugin", "install", "nosuch@warden-examples"]);
+    assert!(
+        stderr(&o).contains(
+            "✘ Failed to install plugin \"nosuch@warden-examples\": Plugin \"nosuch\" not found in marketplace \"warden-examples\""
+        ),
+        "{}",
+        show(&o)
+    );
+
+    let out = home.ok(
+        &project,
+        &[
+            "plugin",
+            "install",
+            "protect-secrets@warden-examples",
+            "--scope",
+            "project",
+        ],
+    );
+    assert!(
+        out.starts_with(
+            "✔ Successfully installed plugin: protect-secrets@warden-examples (scope: project)"
+        ),
+        "{out}"
+    );
+    let settings = project.join(".claude/settings.json");
+    assert_eq!(
+        read_json(&settings)["enabledPlugins"]["protect-secrets@warden-examples"],
+        true
+    );
+
+    let items = home.installed(&project);
+    assert_eq!(items.len(), 1, "{items:?}");
+    let item = &items[0];
+    assert_eq!(item["id"], "protect-secrets@warden-examples");
+    assert_eq!(item["version"], "0.1.0");
+    assert_eq!(item["scope"], "project");
+    assert_eq!(item["enabled"], true);
+    assert_eq!(item["projectPath"], json!(project));
+    let install_path = PathBuf::from(item["installPath"].as_str().expect("installPath"));
+    assert!(
+        install_path.starts_with(
+            home.path
+                .join("plugins/cache/warden-examples/protect-secrets")
+        )
+    );
+    assert!(install_path.join("wasm/protect_secrets.wasm").is_file());
+
+    // --available lists the marketplace's other plugins, not the installed one.
+    let all = home.json(&project, &["plugin", "list", "--json", "--available"]);
+    let avail: Vec<&str> = all["available"]
+        .as_array()
+        .expect("available")
+        .iter()
+        .filter_map(|a| a["pluginId"].as_str())
+        .collect();
+    assert!(!avail.contains(&"protect-secrets@warden-examples"), "{all}");
+
+    // disable / enable flip enabledPlugins in the project's settings (the install's scope).
+    let out = home.ok(&project, &["plugin", "disable", "protect-secrets"]);
+    assert_eq!(
+        out.trim(),
+        "✔ Successfully disabled plugin: protect-secrets@warden-examples (scope: project)"
+    );
+    assert_eq!(
+        read_json(&settings)["enabledPlugins"]["protect-secrets@warden-examples"],
+        false
+    );
+    assert_eq!(home.installed(&project)[0]["enabled"], false);
+    let v = home.json(
+        &project,
+        &[
+            "plugin",
+            "enable",
+            "protect-secrets@warden-examples",
+            "--json",
+        ],
+    );
+    assert_eq!(v["command"], "enable");
+    assert_eq!(v["enabled"], true);
+    assert_eq!(
+        read_json(&settings)["enabledPlugins"]["protect-secrets@warden-examples"],
+        true
+    );
+    assert_eq!(home.installed(&project)[0]["enabled"], true);
+
+    // verify: clean, then a modified file in the cache copy is caught.
+    let out = home.ok(&project, &["plugin", "verify"]);
+    assert!(
+        out.contains("protect-secrets@warden-examples (project): ✔ ok"),
+        "{out}"
+    );
+    assert_eq!(
+        home.json(&project, &["plugin", "verify", "--json"])["ok"],
+        true
+    );
+    let manifest = install_path.join(".claude-plugin/plugin.json");
+    let mut text = std::fs::read_to_string(&manifest).expect("cached manifest");
+    text.push('\n');
+    std::fs::write(&manifest, text).expect("tamper");
+    let o = home.fails(&project, &["plugin", "verify"]);
+    assert!(stdout(&o).contains("✘ TAMPERED"), "{}", show(&o));
+    assert!(
+        stderr(&o).contains("To restore protect-secrets@warden-examples"),
+        "{}",
+        show(&o)
+    );
+    let o = home.fails(&project, &["plugin", "verify", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("verify --json");
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["plugins"][0]["status"], "tampered");
+
+    // uninstall removes the installation and its enabledPlugins key.
+    let v = home.json(
+        &project,
+        &["plugin", "uninstall", "protect-secrets", "--json"],
+    );
+    assert_eq!(v["command"], "uninstall");
+    assert_eq!(v["outcome"], "ok");
+    assert_eq!(v["pluginId"], "protect-secrets@warden-examples");
+    assert_eq!(v["keptData"], false);
+    assert!(home.installed(&project).is_empty());
+    let s = read_json(&settings);
+    assert!(
+        s["enabledPlugins"]
+            .get("protect-secrets@warden-examples")
+            .is_none(),
+        "{s}"
+    );
+    let o = home.fails(&project, &["plugin", "uninstall", "protect-secrets"]);
+    assert!(stderr(&o).contains("is not installed"), "{}", show(&o));
+
+    let out = home.ok(
+        &work,
+        &["plugin", "marketplace", "remove", "warden-examples"],
+    );
+    assert_eq!(
+        out.trim(),
+        "✔ Successfully removed marketplace: warden-examples"
+    );
+    assert!(
+        home.json(&work, &["plugin", "marketplace", "list", "--json"])
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+}
+
+#[test]
+fn marketplace_add_errors_say_what_to_do() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let o = home.fails(&work, &["plugin", "marketplace", "add", "./missing"]);
+    assert!(
+        stderr(&o).contains("✘ Path does not exist:"),
+        "{}",
+        show(&o)
+    );
+
+    let bad = work.join("bad");
+    write(
+        &bad.join(".claude-plugin/marketplace.json"),
+        r#"{"name": "has spaces", "plugins": []}"#,
+    );
+    let o = home.fails(&work, &["plugin", "marketplace", "add", "./bad", "--json"]);
+    assert!(
+        stderr(&o).contains("✘ Failed to add marketplace: Failed to parse marketplace file at"),
+        "{}",
+        show(&o)
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).expect("error JSON on stdout");
+    assert_eq!(v["command"], "marketplace-add");
+    assert_eq!(v["outcome"], "error");
+
+    let o = home.fails(&work, &["plugin", "install", "anything"]);
+    assert!(
+        stderr(&o).contains("warden plugin marketplace add"),
+        "{}",
+        show(&o)
+    );
+}
+
+// ------------------------------------------------------------------ git marketplace
+
+#[test]
+fn git_marketplace_over_file_url_installs_and_updates() {
+    let home = Home::new();
+    let (_r, repo) = tempdir();
+    let (_p, project) = tempdir();
+    write(
+        &repo.join(".claude-plugin/marketplace.json"),
+        &json!({
+            "name": "git-mkt",
+            "owner": { "name": "Tests" },
+            "plugins": [{ "name": "hello", "source": "./hello", "description": "Says hello." }]
+        })
+        .to_string(),
+    );
+    let manifest = |v: &str| {
+        json!({ "name": "hello", "version": v, "description": "Says hello." }).to_string()
+    };
+    write(
+        &repo.join("hello/.claude-plugin/plugin.json"),
+        &manifest("1.0.0"),
+    );
+    write(
+        &repo.join("hello/skills/greet/SKILL.md"),
+        "---\nname: greet\ndescription: Greets the user.\n---\nSay hello.\n",
+    );
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "hello 1.0.0"]);
+    let first = git(&repo, &["rev-parse", "HEAD"]);
+    let url = format!("file://{}", repo.display());
+
+    let v = home.json(&project, &["plugin", "marketplace", "add", &url, "--json"]);
+    assert_eq!(v["command"], "marketplace-add");
+    assert_eq!(v["marketplace"], "git-mkt");
+    let clone = PathBuf::from(v["installLocation"].as_str().expect("installLocation"));
+    assert_eq!(clone, home.path.join("plugins/marketplaces/git-mkt"));
+    assert!(clone.join(".claude-plugin/marketplace.json").is_file());
+    let list = home.json(&project, &["plugin", "marketplace", "list", "--json"]);
+    assert_eq!(list[0]["url"], json!(url), "{list}");
+
+    let v = home.json(&project, &["plugin", "install", "hello", "--json"]);
+    assert_eq!(v["outcome"], "ok", "{v}");
+    assert_eq!(v["pluginId"], "hello@git-mkt");
+    assert_eq!(v["scope"], "user");
+    assert_eq!(v["version"], "1.0.0");
+    assert_eq!(v["gitCommitSha"], json!(first));
+    assert!(
+        PathBuf::from(v["installPath"].as_str().expect("path"))
+            .join("skills/greet/SKILL.md")
+            .is_file()
+    );
+    assert_eq!(
+        read_json(&home.path.join("settings.json"))["enabledPlugins"]["hello@git-mkt"],
+        true
+    );
+
+    // A new commit upstream: update re-clones the marketplace and installs 1.1.0.
+    let out = home.ok(&project, &["plugin", "update", "hello"]);
+    assert!(
+        out.contains("already at the latest version (1.0.0)"),
+        "{out}"
+    );
+    write(
+        &repo.join("hello/.claude-plugin/plugin.json"),
+        &manifest("1.1.0"),
+    );
+    git(&repo, &["commit", "-q", "-am", "hello 1.1.0"]);
+    let out = home.ok(&project, &["plugin", "update", "hello"]);
+    assert!(
+        out.starts_with("✔ Successfully updated plugin: hello@git-mkt to 1.1.0 (scope: user)"),
+        "{out}"
+    );
+    let items = home.installed(&project);
+    assert_eq!(items[0]["version"], "1.1.0");
+    assert_eq!(
+        home.json(&project, &["plugin", "verify", "--json"])["ok"],
+        true
+    );
+
+    // Removing the marketplace from its only scope uninstalls its plugins.
+    let v = home.json(
+        &project,
+        &["plugin", "marketplace", "remove", "git-mkt", "--json"],
+    );
+    assert_eq!(v["uninstalled"], json!(["hello@git-mkt"]));
+    assert!(home.installed(&project).is_empty());
+}
+
+// ------------------------------------------------------------------ consent
+
+#[test]
+fn capability_consent_needs_yes_or_matching_grants() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let (_p, project) = tempdir();
+    write(
+        &work.join("mkt/.claude-plugin/marketplace.json"),
+        &json!({
+            "name": "consent-mkt",
+            "owner": { "name": "Tests" },
+            "plugins": [{ "name": "shell-out", "source": "./shell-out" }]
+        })
+        .to_string(),
+    );
+    write_exec_plugin(&work.join("mkt/shell-out"), "shell-out");
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    let id = "shell-out@consent-mkt";
+
+    // Not a terminal, no flags: refused, with the flags that would grant it.
+    let o = home.fails(&project, &["plugin", "install", id]);
+    let err = stderr(&o);
+    assert!(err.contains("needs consent"), "{err}");
+    assert!(err.contains("exec") && err.contains("git"), "{err}");
+    assert!(
+        err.contains("--yes") && err.contains("--grant exec:git"),
+        "{err}"
+    );
+    assert!(err.contains("Nothing was installed"), "{err}");
+    assert!(home.installed(&project).is_empty());
+
+    // --json: the request on stdout, then the error object.
+    let o = home.fails(&project, &["plugin", "install", id, "--json"]);
+    let out = stdout(&o);
+    let mut lines = out.lines();
+    let req: Value =
+        serde_json::from_str(lines.next().expect("request line")).expect("request JSON");
+    assert_eq!(req["outcome"], "needs-consent");
+    assert_eq!(
+        req["request"]["components"]["runner"]["exec"],
+        json!(["git"])
+    );
+    let e: Value = serde_json::from_str(lines.next().expect("error line")).expect("error JSON");
+    assert_eq!(e["outcome"], "error");
+
+    // Grants that do not cover the request: refused, naming what is missing.
+    let o = home.fails(
+        &project,
+        &[
+            "plugin",
+            "install",
+            id,
+            "--grant",
+            "env:HOME",
+            "--grant",
+            "exec:curl",
+        ],
+    );
+    let err = stderr(&o);
+    assert!(err.contains("requests more than --grant allows"), "{err}");
+    assert!(err.contains("--grant exec:git"), "{err}");
+    assert!(home.installed(&project).is_empty());
+
+    // A malformed --grant.
+    let o = home.fails(&project, &["plugin", "install", id, "--grant", "git"]);
+    assert!(stderr(&o).contains("is not understood"), "{}", show(&o));
+
+    // The exact grant: installed, and the grant is recorded for the component.
+    let out = home.ok(&project, &["plugin", "install", id, "--grant", "exec:git"]);
+    assert!(
+        out.starts_with("✔ Successfully installed plugin: shell-out@consent-mkt (scope: user)"),
+        "{out}"
+    );
+    assert!(out.contains("runner: exec git"), "{out}");
+    let grants = read_json(&home.path.join("plugins/grants.json"));
+    assert!(
+        grants.to_string().contains("\"exec\":[\"git\"]"),
+        "{grants}"
+    );
+    home.ok(&project, &["plugin", "uninstall", id]);
+    assert!(home.installed(&project).is_empty());
+
+    // --yes accepts everything.
+    let v = home.json(&project, &["plugin", "install", id, "--yes", "--json"]);
+    assert_eq!(v["outcome"], "ok");
+    assert_eq!(v["capabilities"]["runner"]["exec"], json!(["git"]));
+    assert_eq!(home.installed(&project).len(), 1);
+
+    // An update that asks for more needs consent again; --grant must then cover the new part.
+    write(
+        &work.join("mkt/shell-out/.claude-plugin/plugin.json"),
+        &read_json(&work.join("mkt/shell-out/.claude-plugin/plugin.json"))
+            .to_string()
+            .replace("\"1.0.0\"", "\"1.1.0\"")
+            .replace(
+                "\"exec\":[\"git\"]",
+                "\"exec\":[\"git\"],\"env\":[\"HOME\"]",
+            ),
+    );
+    let o = home.fails(&project, &["plugin", "update", id]);
+    let err = stderr(&o);
+    assert!(
+        err.contains("--grant env:HOME") && !err.contains("--grant exec:git"),
+        "{err}"
+    );
+    assert_eq!(home.installed(&project)[0]["version"], "1.0.0");
+    let out = home.ok(&project, &["plugin", "update", id, "--grant", "env:HOME"]);
+    assert!(
+        out.starts_with("✔ Successfully updated plugin: shell-out@consent-mkt to 1.1.0"),
+        "{out}"
+    );
+}
+
+// ------------------------------------------------------------------ end to end
+
+#[test]
+fn installed_protect_secrets_denies_reading_env_through_warden_hook() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    example_marketplace(&work);
+    let (_p, project) = tempdir();
+    home.ok(&work, &["plugin", "marketplace", "add", "./plugins"]);
+    home.ok(
+        &project,
+        &[
+            "plugin",
+            "install",
+            "protect-secrets@warden-examples",
+            "--scope",
+            "project",
+        ],
+    );
+
+    let input = json!({
+        "session_id": "71cfac67-90e0-43e2-abeb-b74b74b35d8e",
+        "transcript_path": "/dev/null",
+        "cwd": project,
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Read",
+        "tool_input": { "file_path": ".env" },
+        "tool_use_id": "toolu_1",
+    });
+    let hook = |cwd: &Path| {
+        let mut child = home
+            .cmd(cwd, &["hook", "PreToolUse"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn warden hook");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.to_string().as_bytes())
+            .expect("write stdin");
+        child.wait_with_output().expect("warden hook")
+    };
+    let o = hook(&project);
+    assert!(o.status.success(), "{}", show(&o));
+    let v: Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|e| panic!("hook output not JSON ({e}): {}", show(&o)));
+    assert_eq!(
+        v["hookSpecificOutput"]["hookEventName"], "PreToolUse",
+        "{v}"
+    );
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+
+    // Disabled, the plugin's hook no longer runs.
+    home.ok(&project, &["plugin", "disable", "protect-secrets"]);
+    let o = hook(&project);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(!stdout(&o).contains("\"deny\""), "{}", show(&o));
+}
