@@ -226,7 +226,10 @@ fn memory_at_start_in_order_with_reasons() {
             (outer, "session_start".to_string()),
             (f.rel("CLAUDE.md"), "session_start".to_string()),
             (f.rel("notes.md"), "include".to_string()),
-            (f.rel(".claude/rules/always.md"), "session_start".to_string()),
+            (
+                f.rel(".claude/rules/always.md"),
+                "session_start".to_string()
+            ),
             (f.rel("CLAUDE.local.md"), "session_start".to_string()),
         ]
     );
@@ -248,7 +251,13 @@ fn memory_at_start_in_order_with_reasons() {
 fn touching_files_loads_nested_memory_and_matching_rules_only() {
     let f = fixture();
     // Neither touch matches: c/ is not in {a,b}, .js is not in {ts,tsx}.
-    let v = f.context_json(&["--no-hooks", "--touch", "src/c/x.ts", "--touch", "src/a/x.js"]);
+    let v = f.context_json(&[
+        "--no-hooks",
+        "--touch",
+        "src/c/x.ts",
+        "--touch",
+        "src/a/x.js",
+    ]);
     assert!(
         !memory(&v).iter().any(|(p, _)| p.ends_with("ts.md")),
         "{v:#}"
@@ -275,8 +284,14 @@ fn touching_files_loads_nested_memory_and_matching_rules_only() {
         m[7],
         (f.rel(".claude/rules/ts.md"), "path_glob_match".to_string())
     );
-    assert_eq!(v["memory"][6]["trigger_file_path"], json!(f.rel("nested/main.rs")));
-    assert_eq!(v["memory"][7]["trigger_file_path"], json!(f.rel("src/b/view.tsx")));
+    assert_eq!(
+        v["memory"][6]["trigger_file_path"],
+        json!(f.rel("nested/main.rs"))
+    );
+    assert_eq!(
+        v["memory"][7]["trigger_file_path"],
+        json!(f.rel("src/b/view.tsx"))
+    );
     assert_eq!(v["memory"][7]["globs"], json!(["src/{a,b}/*.{ts,tsx}"]));
     let ts = v["rules"]
         .as_array()
@@ -478,7 +493,11 @@ fn instructions_loaded_hook_fires_once_per_loaded_file() {
     let session_id = &events[0]["session_id"];
     assert!(session_id.as_str().is_some_and(|s| s.len() == 36));
     assert!(events.iter().all(|e| &e["session_id"] == session_id));
-    assert!(events.iter().all(|e| e["cwd"] == json!(f.app.display().to_string())));
+    assert!(
+        events
+            .iter()
+            .all(|e| e["cwd"] == json!(f.app.display().to_string()))
+    );
     assert_eq!(events[0]["memory_type"], json!("User"));
     let include = events
         .iter()
@@ -491,9 +510,14 @@ fn instructions_loaded_hook_fires_once_per_loaded_file() {
         .expect("path_glob_match event");
     assert_eq!(glob["globs"], json!(["src/{a,b}/*.{ts,tsx}"]));
     assert_eq!(glob["trigger_file_path"], json!(f.rel("src/a/b.ts")));
-    let hooks = v["instructions_loaded_hooks"].as_array().expect("hook report");
+    let hooks = v["instructions_loaded_hooks"]
+        .as_array()
+        .expect("hook report");
     assert_eq!(hooks.len(), 8);
-    assert!(hooks.iter().all(|h| h["handlers"] == json!(1)), "{hooks:#?}");
+    assert!(
+        hooks.iter().all(|h| h["handlers"] == json!(1)),
+        "{hooks:#?}"
+    );
 
     // --no-hooks fires nothing.
     std::fs::remove_file(&f.hook_log).expect("remove log");

@@ -199,21 +199,17 @@ impl PermissionCheckedRunner {
             .perms
             .decide("Bash", &serde_json::json!({ "command": command }), None);
         let origin = match (&d.rule, &d.source) {
-            (Some(rule), Some(src)) => format!(" by rule `{rule}` from {src}"),
-            (Some(rule), None) => format!(" by rule `{rule}`"),
-            _ => String::new(),
+            (Some(rule), Some(src)) => format!("rule `{rule}` (from {src})"),
+            (Some(rule), None) => format!("rule `{rule}`"),
+            _ => d.reason.clone(),
         };
         match d.decision {
             Verdict::Allow => Ok(()),
-            Verdict::Deny => Err(format!(
-                "permission check failed: denied{origin}: {}",
-                d.reason
-            )),
+            Verdict::Deny => Err(format!("permission check failed: denied by {origin}")),
             Verdict::Ask => Err(format!(
-                "permission check failed: `{command}` needs approval{origin} ({}), and injected \
+                "permission check failed: `{command}` needs approval ({origin}), and injected \
                  commands cannot ask; allow it with a Bash rule in permissions.allow or in the \
-                 skill's allowed-tools",
-                d.reason
+                 skill's allowed-tools"
             )),
         }
     }
