@@ -424,6 +424,15 @@ fn skill_show_substitutes_arguments_and_injects_allowed_output() {
 #[test]
 fn allow_rule_runs_the_command_in_the_session_directory() {
     let f = fixture();
+    // Without the allow rule the same command is refused: the rule is what lets it run.
+    let settings = f.app.join(".claude/settings.json");
+    let with_rule = std::fs::read_to_string(&settings).expect("settings");
+    std::fs::write(&settings, r#"{"permissions": {"allow": []}}"#).expect("write settings");
+    let out = f.skill_show("make", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(!f.app.join("allowed.txt").exists());
+
+    std::fs::write(&settings, with_rule).expect("restore settings");
     let out = f.skill_show("make", &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(f.app.join("allowed.txt").is_file(), "{}", stderr(&out));
