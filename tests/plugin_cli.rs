@@ -652,6 +652,20 @@ fn capability_consent_needs_yes_or_matching_grants() {
     assert_eq!(v["capabilities"]["runner"]["exec"], json!(["git"]));
     assert_eq!(home.installed(&project).len(), 1);
 
+    // `grant` re-grants an installed plugin: nothing to ask while the grant stands; after the
+    // grants file is lost it needs consent like an install.
+    home.ok(&project, &["plugin", "grant", id]);
+    std::fs::remove_file(home.path.join("plugins/grants.json")).expect("remove grants");
+    let o = home.fails(&project, &["plugin", "grant", id]);
+    assert!(stderr(&o).contains("Nothing was granted"), "{}", show(&o));
+    let out = home.ok(&project, &["plugin", "grant", id, "--grant", "exec:git"]);
+    assert!(out.contains("runner: exec git"), "{out}");
+    assert!(
+        read_json(&home.path.join("plugins/grants.json"))
+            .to_string()
+            .contains("\"exec\":[\"git\"]")
+    );
+
     // An update that asks for more needs consent again; --grant must then cover the new part.
     write(
         &work.join("mkt/shell-out/.claude-plugin/plugin.json"),

@@ -631,7 +631,14 @@ fn grant(mgr: &PluginManager, a: GrantArgs) -> ExitCode {
         Ok(r) => r,
         Err(e) => return fail(a.json, "grant", &format!("Failed to {what}: {e}")),
     };
+    // Asking again for what is already granted to this exact version would only be noise.
+    let covered = mgr.grant_for(&req.plugin_id, &req.digest).is_some_and(|g| {
+        req.components
+            .iter()
+            .all(|(n, c)| g.component(n).is_some_and(|have| have.covers(c)))
+    });
     if !req.is_empty()
+        && !covered
         && let Err(msg) = consent::obtain_for_request(&mode, &req, a.json)
     {
         return fail(a.json, "grant", &msg);
