@@ -198,10 +198,12 @@ impl HookResult {
                     .unwrap_or_else(|| "blocked by hook".into()),
             );
         }
-        if let Some(c) = &self.additional_context {
-            if TAKES_CONTEXT.contains(&event) {
-                specific.insert("additionalContext".into(), json!(c));
-            }
+        if let Some(c) = self
+            .additional_context
+            .as_ref()
+            .filter(|_| TAKES_CONTEXT.contains(&event))
+        {
+            specific.insert("additionalContext".into(), json!(c));
         }
         if !specific.is_empty() {
             let mut hso = Map::new();

@@ -86,7 +86,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut dopts = DispatchOptions::new(project_dir).with_wasm_runner(runner);
     dopts.cwd = cwd;
     dopts.wasm_only = args.wasm_only;
-    let result = super::block_on_multi(dispatch(event, &input, &config, &dopts))?;
+    // One event: a current-thread runtime starts no worker threads, and WASM hooks are
+    // CPU-bound anyway; command hooks still run concurrently as child processes.
+    let result = super::block_on(dispatch(event, &input, &config, &dopts))?;
     let (stdout, code, stderr) = to_cc_output(&result.merged, event);
     let rendered = render_stdout(&stdout);
     if !rendered.is_empty() && rendered != "{}" {

@@ -69,7 +69,7 @@ pub fn main() -> ExitCode {
 /// A single-threaded tokio runtime for a one-shot command.
 pub(crate) fn block_on<F: std::future::Future>(fut: F) -> anyhow::Result<F::Output> {
     let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
+        .enable_all()
         .build()?;
     Ok(rt.block_on(fut))
 }

@@ -365,15 +365,16 @@ impl Runtime {
         world: World,
         grant: &Grant,
     ) -> Result<LoadedComponent, RuntimeError> {
-        let wasm = std::fs::read(path).map_err(|source| RuntimeError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| path.display().to_string());
-        self.load(&name, &wasm, world, grant)
+        let path = std::path::absolute(path).map_err(|source| RuntimeError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let (component, cache, digest) = self.cache.load_path(&self.engine, &path, &name)?;
+        self.prepare(&name, component, digest, cache, world, grant)
     }
 
     /// Compiles (or loads from the cache) a component, checks its imports against `grant`
@@ -387,6 +388,18 @@ impl Runtime {
     ) -> Result<LoadedComponent, RuntimeError> {
         let digest = sha256_hex(wasm);
         let (component, cache) = self.cache.load(&self.engine, wasm, &digest, name)?;
+        self.prepare(name, component, digest, cache, world, grant)
+    }
+
+    fn prepare(
+        &self,
+        name: &str,
+        component: Component,
+        digest: String,
+        cache: CacheOutcome,
+        world: World,
+        grant: &Grant,
+    ) -> Result<LoadedComponent, RuntimeError> {
         let imports = self.check_imports(name, &component, grant)?;
         let linker = self.linker(grant)?;
         let wrong_world = |e: wasmtime::Error| RuntimeError::WrongWorld {
