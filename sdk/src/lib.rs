@@ -163,7 +163,7 @@ macro_rules! export_tool {
                         Err(warden_sdk::ToolError::Failed(m)) => Err(wit::ToolError::Failed(m)),
                     }
                 }
-    }
+            }
 
             __warden_tool::export!(Export with_types_in __warden_tool);
         };
