@@ -85,6 +85,7 @@ pub mod __private {
 include!(concat!(::core::env!("OUT_DIR"), "/generate.rs"));
 
 /// Exports a [`Hook`] implementation as the component's `handle` function.
+#[rustfmt::skip]
 #[macro_export]
 macro_rules! export_hook {
     ($hook:ty) => {
@@ -127,6 +128,8 @@ macro_rules! export_hook {
 }
 
 /// Exports a [`Tool`] implementation as the component's `describe` and `invoke` functions.
+// rustfmt mis-indents the `with_types_in` invocation inside this body.
+#[rustfmt::skip]
 #[macro_export]
 macro_rules! export_tool {
     ($tool:ty) => {
