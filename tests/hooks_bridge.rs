@@ -1,0 +1,243 @@
+//! `warden hook`: the bridge Claude Code calls, with command hooks written in bash and
+//! python3 beside a WASM hook component, all run by the real binary.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+
+fn warden(args: &[&str], home: &Path, stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(args)
+        .env("WARDEN_HOME", home)
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn warden");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait")
+}
+
+fn guard_plugin() -> PathBuf {
+    PathBuf::from(warden::guests::PLUGINS_DIR).join("protect-secrets")
+}
+
+fn pre_tool_use(cwd: &Path, tool: &str, input: Value) -> String {
+    json!({
+        "session_id": "00000000-1111-4222-8333-444444444444",
+        "transcript_path": cwd.join("t.jsonl").display().to_string(),
+        "cwd": cwd.display().to_string(),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": "toolu_bridge",
+    })
+    .to_string()
+}
+
+/// The decision `warden hook PreToolUse` printed: `Some("deny")`, or `None` for no output.
+fn decision(out: &Output) -> Option<String> {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.trim().is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(&text).expect("stdout is JSON");
+    v["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .map(str::to_string)
+}
+
+const BASH_HOOK: &str = r#"#!/usr/bin/env bash
+# Deny file tools on credential files, reading the event from stdin as Claude Code sends it.
+input=$(cat)
+path=$(printf '%s' "$input" | grep -o '"file_path" *: *"[^"]*"' | sed 's/.*: *"\(.*\)"/\1/')
+case "$path" in
+  *.env|*/.env|*.pem|*id_rsa*|*secrets/*)
+    echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"bash: protected file"}}'
+    ;;
+esac
+exit 0
+"#;
+
+const PYTHON_HOOK: &str = r#"import json, os, re, sys
+event = json.load(sys.stdin)
+path = event.get("tool_input", {}).get("file_path", "")
+name = os.path.basename(path)
+if name == ".env" or name.endswith(".pem") or name.startswith("id_rsa") or re.search(r"(^|/)secrets/", path):
+    print(json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                             "permissionDecisionReason": "python: protected file"}}))
+sys.exit(0)
+"#;
+
+fn project_with_hook(dir: &Path, command: &str) {
+    std::fs::create_dir_all(dir.join(".claude")).expect("mkdir");
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Read|Edit|Write", "hooks": [{"type": "command", "command": command}]}]}});
+    std::fs::write(dir.join(".claude/settings.json"), settings.to_string()).expect("settings");
+}
+
+#[test]
+fn bash_python_and_wasm_hooks_make_the_same_decisions() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let bash = t.path().join("bash-proj");
+    let python = t.path().join("python-proj");
+    let wasm = t.path().join("wasm-proj");
+    for d in [&bash, &python, &wasm] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    std::fs::write(t.path().join("hook.sh"), BASH_HOOK).expect("write");
+    std::fs::write(t.path().join("hook.py"), PYTHON_HOOK).expect("write");
+    project_with_hook(
+        &bash,
+        &format!("bash {}", t.path().join("hook.sh").display()),
+    );
+    project_with_hook(
+        &python,
+        &format!("python3 {}", t.path().join("hook.py").display()),
+    );
+    let plugin = guard_plugin();
+    let plugin = plugin.to_str().expect("utf-8");
+
+    let cases = [
+        ("Read", "/home/dev/project/.env", Some("deny")),
+        ("Read", "README.md", None),
+        ("Edit", "deploy/tls/server.pem", Some("deny")),
+        ("Write", "/home/dev/.ssh/id_rsa", Some("deny")),
+        ("Read", "config/secrets/prod.json", Some("deny")),
+        ("Read", "src/environment.rs", None),
+    ];
+    for (tool, path, expected) in cases {
+        let input = json!({"file_path": path});
+        let b = decision(&warden(
+            &["hook", "PreToolUse"],
+            &home,
+            &pre_tool_use(&bash, tool, input.clone()),
+        ));
+        let p = decision(&warden(
+            &["hook", "PreToolUse"],
+            &home,
+            &pre_tool_use(&python, tool, input.clone()),
+        ));
+        let w = decision(&warden(
+            &["hook", "PreToolUse", "--plugin-dir", plugin],
+            &home,
+            &pre_tool_use(&wasm, tool, input),
+        ));
+        let expected = expected.map(str::to_string);
+        assert_eq!(b, expected, "bash on {tool} {path}");
+        assert_eq!(p, expected, "python3 on {tool} {path}");
+        assert_eq!(w, expected, "wasm on {tool} {path}");
+    }
+}
+
+#[test]
+fn wasm_only_runs_only_the_wasm_hooks() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let proj = t.path().join("proj");
+    std::fs::create_dir_all(&proj).expect("mkdir");
+    let marker = t.path().join("command-hook-ran");
+    // A command hook that would deny everything and leave a trace.
+    project_with_hook(
+        &proj,
+        &format!(
+            "touch {}; echo '{{\"hookSpecificOutput\":{{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"command says no\"}}}}'",
+            marker.display()
+        ),
+    );
+    let plugin = guard_plugin();
+    let plugin = plugin.to_str().expect("utf-8");
+
+    let readme = pre_tool_use(&proj, "Read", json!({"file_path": "README.md"}));
+    let out = warden(
+        &["hook", "--wasm-only", "PreToolUse", "--plugin-dir", plugin],
+        &home,
+        &readme,
+    );
+    assert_eq!(decision(&out), None);
+    assert!(!marker.exists(), "--wasm-only must not run command hooks");
+
+    let env = pre_tool_use(&proj, "Read", json!({"file_path": ".env"}));
+    let out = warden(
+        &["hook", "--wasm-only", "PreToolUse", "--plugin-dir", plugin],
+        &home,
+        &env,
+    );
+    assert_eq!(decision(&out).as_deref(), Some("deny"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("protect-secrets"));
+    assert!(!marker.exists());
+
+    // Without the flag both run and the merge keeps both reasons.
+    let out = warden(&["hook", "PreToolUse", "--plugin-dir", plugin], &home, &env);
+    assert_eq!(decision(&out).as_deref(), Some("deny"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("command says no") && text.contains("protect-secrets"),
+        "{text}"
+    );
+    assert!(marker.exists());
+}
+
+#[test]
+fn bridge_reports_unusable_input() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let out = warden(&["hook", "PreToolUse"], t.path(), "not json");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
+    let out = warden(&["hook", "NoSuchEvent"], t.path(), "{}");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NoSuchEvent"));
+}
+
+#[test]
+fn bridge_plugin_is_a_valid_claude_code_plugin() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let dir = PathBuf::from(warden::guests::PLUGINS_DIR).join("warden-bridge");
+    let out = warden(
+        &[
+            "plugin",
+            "validate",
+            dir.to_str().expect("utf-8"),
+            "--strict",
+        ],
+        t.path(),
+        "",
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hooks: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("hooks/hooks.json")).expect("hooks.json"),
+    )
+    .expect("json");
+    for event in [
+        "PreToolUse",
+        "PermissionRequest",
+        "PermissionDenied",
+        "PostToolUse",
+        "PostToolUseFailure",
+    ] {
+        let command = hooks["hooks"][event][0]["hooks"][0]["command"]
+            .as_str()
+            .expect("command hook");
+        assert_eq!(command, format!("warden hook --wasm-only {event}"));
+    }
+}
