@@ -514,4 +514,15 @@ fn demo_runs() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("5 of 7 calls denied"), "{text}");
+    // The installed plugin answers through the hook engine.
+    assert!(text.contains(r#""permissionDecision":"deny""#), "{text}");
+    // Text level allows a symlink to .env; the WASM Read tool refuses it.
+    let link_row = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("Read(link)"))
+        .expect("Read(link) row");
+    assert!(
+        link_row.contains("allow") && link_row.contains("DENIED"),
+        "{link_row}"
+    );
 }
