@@ -57,6 +57,11 @@ impl HookEvent {
         })
     }
 
+    /// The event's typed payload (see [`typed`](crate::typed)).
+    pub fn payload(&self) -> Result<crate::Payload, serde_json::Error> {
+        crate::Payload::parse(&self.name, &self.input)
+    }
+
     /// A string field of the input (`prompt`, `source`, `reason`, ...).
     pub fn str(&self, field: &str) -> Option<&str> {
         self.input.get(field)?.as_str()
@@ -105,6 +110,52 @@ mod tests {
         assert_eq!(call.tool_name, "Read");
         assert_eq!(call.file_path(), Some("/p/.env"));
         assert_eq!(e.permission_mode.as_deref(), Some("default"));
+    }
+
+    /// Every captured Claude Code payload parses into its typed struct.
+    #[test]
+    fn reference_payloads_parse_into_their_types() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../host/crates/hooks/tests/fixtures/hook_stdin");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(&dir).expect("fixtures") {
+            let path = entry.expect("entry").path();
+            let file = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .expect("name")
+                .to_string();
+            let name = file
+                .split("__")
+                .next()
+                .expect("event")
+                .trim_end_matches(".json")
+                .to_string();
+            let text = std::fs::read_to_string(&path).expect("read");
+            let event = HookEvent::parse(&name, &text).expect("parse");
+            assert!(!event.session_id.is_empty(), "{file}");
+            let payload = event.payload().unwrap_or_else(|e| panic!("{file}: {e}"));
+            let ok = match (name.as_str(), &payload) {
+                ("PreToolUse", crate::Payload::PreToolUse(p)) => !p.tool_name.is_empty(),
+                ("PostToolUse", crate::Payload::PostToolUse(p)) => !p.tool_response.is_null(),
+                ("PostToolUseFailure", crate::Payload::PostToolUseFailure(p)) => {
+                    !p.error.is_empty()
+                }
+                ("PermissionRequest", crate::Payload::PermissionRequest(p)) => {
+                    !p.permission_suggestions.is_empty()
+                }
+                ("PermissionDenied", crate::Payload::PermissionDenied(p)) => !p.reason.is_empty(),
+                ("PostToolBatch", crate::Payload::PostToolBatch(p)) => !p.tool_calls.is_empty(),
+                ("UserPromptSubmit", crate::Payload::UserPromptSubmit(p)) => !p.prompt.is_empty(),
+                ("SessionStart", crate::Payload::SessionStart(p)) => p.source == "startup",
+                ("SessionEnd", crate::Payload::SessionEnd(p)) => !p.reason.is_empty(),
+                ("Stop", crate::Payload::Stop(_)) => true,
+                _ => false,
+            };
+            assert!(ok, "{file} parsed as {payload:?}");
+            seen += 1;
+        }
+        assert!(seen >= 12, "only {seen} fixtures");
     }
 
     #[test]

@@ -32,10 +32,12 @@
 mod event;
 mod result;
 mod tool;
+pub mod typed;
 
 pub use event::{HookEvent, ToolCall};
 pub use result::{Decision, HookResult};
 pub use tool::{Tool, ToolError, ToolInfo, ToolOutput};
+pub use typed::Payload;
 
 /// Bindings for the host interfaces, shared by every world.
 #[doc(hidden)]
