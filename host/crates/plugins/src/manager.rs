@@ -23,11 +23,21 @@
 //!
 //! **Atomicity.** Install and update fetch and copy into a staging directory under
 //! `plugins/.tmp/` (same filesystem as the cache), hash it, check it, then `rename` it into
-//! `cache/<marketplace>/<plugin>/<version>/`. An existing cache directory is never overwritten:
-//! the same version with different contents goes to `<version>-<digest12>`. The commit point is
-//! the atomic rewrite of `installed_plugins.json`; a failure or kill before it leaves the
-//! previous version recorded and on disk. Leftover staging directories are swept on the next
-//! install.
+//! `cache/<marketplace>/<plugin>/<version>/`. The same version with different contents goes to
+//! `<version>-<digest12>`, so a directory another installation records is never overwritten
+//! with other contents. An existing directory is re-hashed before it is reused: one modified
+//! since it was installed (what `verify` reports as tampered) is replaced by the staged copy,
+//! moved aside first and moved back if the rename fails. So `install` of an installed plugin and
+//! `update` both repair a tampered cache copy; `update` answers `up-to-date` only when the
+//! source and the cache copy both match the recorded digest. The commit point is the atomic
+//! rewrite of `installed_plugins.json`; a failure or kill before it leaves the previous version
+//! recorded and on disk. Leftover staging directories are swept on the next install.
+//!
+//! **Consent.** A request beyond the stored grants is granted only as [`Consent`] says. The CLI
+//! shows the request of a [`InstallOutcome::NeedsConsent`] and calls again with
+//! [`Consent::AcceptDigest`] of that outcome's digest; the source is fetched again for that
+//! call, and a copy that hashes differently is refused (another `NeedsConsent`), so the grant
+//! stored is always for the tree whose request the user saw.
 //!
 //! Differences from Claude Code, by design: directory-marketplace plugins are also run from the
 //! cache copy (Claude Code reads them from the source folder), so the recorded digest always
@@ -53,8 +63,8 @@ use crate::marketplace::{
 use crate::namespace::{data_dir_name, plugin_id, split_plugin_id};
 use crate::progress::Progress;
 use crate::store::{
-    InstallRecord, KnownMarketplace, MarketplaceSource, Store, WardenRecord, edit_settings,
-    enabled_plugins_in,
+    InstallRecord, InstalledPlugins, KnownMarketplace, MarketplaceSource, Store, WardenRecord,
+    edit_settings, enabled_plugins_in,
 };
 use crate::util::now_iso;
 
@@ -186,8 +196,42 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PluginError + '_ {
 pub struct InstallOptions {
     /// Scope (`user`, `project`, `local`).
     pub scope: Scope,
-    /// Grant the capabilities the plugin requests without asking (`--yes` / `--grant`).
+    /// Grant whatever the fetched copy requests without asking ([`Consent::AcceptAll`] when
+    /// true, [`Consent::Ask`] when false). A caller that showed the user a request should use
+    /// [`PluginManager::install_with_consent`] with [`Consent::AcceptDigest`] instead, so that
+    /// what gets installed is what was shown.
     pub accept_capabilities: bool,
+}
+
+/// What the caller consents to for the capabilities an install or update requests.
+///
+/// A request that the existing grants already cover needs no consent whatever this says;
+/// `Consent` only decides what happens to a request that goes beyond them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Consent {
+    /// Grant nothing new: a request beyond the existing grants returns
+    /// [`InstallOutcome::NeedsConsent`] and changes nothing.
+    #[default]
+    Ask,
+    /// Grant whatever the fetched copy requests (`--yes`), sight unseen.
+    AcceptAll,
+    /// Grant the request that was shown for the tree with this sha256 (the
+    /// [`ConsentRequired::sha256`] of an earlier call). The source is fetched again, so when
+    /// the new copy hashes differently the call returns [`InstallOutcome::NeedsConsent`] for
+    /// the new copy (with [`ConsentRequired::approved_sha256`] set) and installs nothing, even
+    /// if the new copy would need no consent: the user approved one tree, not whatever the
+    /// source holds by now.
+    AcceptDigest(String),
+}
+
+impl From<bool> for Consent {
+    fn from(accept_capabilities: bool) -> Self {
+        if accept_capabilities {
+            Consent::AcceptAll
+        } else {
+            Consent::Ask
+        }
+    }
 }
 
 impl Default for InstallOptions {
@@ -207,6 +251,10 @@ pub struct InstallReport {
     pub command: &'static str,
     /// `ok` or `up-to-date`.
     pub outcome: &'static str,
+    /// Whether the cache copy of this version had been modified (or deleted) since it was
+    /// installed and was restored from the source.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub repaired: bool,
     /// Plugin id.
     pub plugin: String,
     /// Plugin id (Claude Code prints both keys).
@@ -233,8 +281,9 @@ pub struct InstallReport {
     pub message: String,
 }
 
-/// The plugin asks for capabilities that were not granted: ask the user, then call again with
-/// `accept_capabilities: true`.
+/// The plugin asks for capabilities that were not granted (or the copy fetched is not the one
+/// whose request was approved): show the request, then call again with
+/// [`Consent::AcceptDigest`] of [`ConsentRequired::sha256`].
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConsentRequired {
@@ -246,8 +295,12 @@ pub struct ConsentRequired {
     pub plugin_id: String,
     /// Version that asks.
     pub version: String,
-    /// Its tree digest.
+    /// Its tree digest: pass it back in [`Consent::AcceptDigest`] once the user has approved.
     pub sha256: String,
+    /// The digest the call was made with when it differs from [`ConsentRequired::sha256`]:
+    /// the source changed after its request was approved.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approved_sha256: Option<String>,
     /// Everything it requests.
     pub request: CapabilityRequest,
     /// What it requests beyond the previous grant (everything, on first install).
@@ -594,7 +647,7 @@ impl fmt::Display for VerifyOutput {
             if self.ok {
                 "All installed plugins match their recorded digests."
             } else {
-                "Some installed plugins do not match: reinstall them with `warden plugin update`."
+                "Some installed plugins do not match: `warden plugin install <plugin> --scope <scope>` restores each from its marketplace (`warden plugin update <plugin>` does too)."
             }
         )
     }
@@ -1083,26 +1136,51 @@ impl PluginManager {
         }
     }
 
-    /// `install <plugin>[@marketplace]`: fetch, stage, check, hash, ask for capabilities,
-    /// commit. With capabilities not yet granted and `accept_capabilities` false, returns
-    /// [`InstallOutcome::NeedsConsent`] and changes nothing.
+    /// `install <plugin>[@marketplace]` with [`Consent::AcceptAll`] or [`Consent::Ask`]
+    /// (`opts.accept_capabilities`); see [`PluginManager::install_with_consent`].
     pub fn install(
         &self,
         spec: &str,
         opts: &InstallOptions,
     ) -> Result<InstallOutcome, PluginError> {
-        let (name, mkt) = self.resolve(spec)?;
-        self.install_inner(&name, &mkt, opts, false)
+        self.install_with_consent(spec, opts.scope, &Consent::from(opts.accept_capabilities))
     }
 
-    /// `update <plugin>`: refreshes a git marketplace, then installs the entry's current version
-    /// into the scope of the existing installation (default: the one for this directory, else
-    /// user). Same version and digest ⇒ `up-to-date`. New capabilities ⇒ `NeedsConsent`.
+    /// `install <plugin>[@marketplace]`: fetch, stage, check, hash, ask for capabilities,
+    /// commit. A request beyond the existing grants that `consent` does not cover returns
+    /// [`InstallOutcome::NeedsConsent`] and changes nothing. Installing a plugin that is
+    /// already installed in `scope` also repairs its cache copy when that was modified.
+    pub fn install_with_consent(
+        &self,
+        spec: &str,
+        scope: Scope,
+        consent: &Consent,
+    ) -> Result<InstallOutcome, PluginError> {
+        let (name, mkt) = self.resolve(spec)?;
+        self.install_inner(&name, &mkt, scope, consent, false)
+    }
+
+    /// `update <plugin>` with [`Consent::AcceptAll`] or [`Consent::Ask`]
+    /// (`accept_capabilities`); see [`PluginManager::update_with_consent`].
     pub fn update(
         &self,
         spec: &str,
         scope: Option<Scope>,
         accept_capabilities: bool,
+    ) -> Result<InstallOutcome, PluginError> {
+        self.update_with_consent(spec, scope, &Consent::from(accept_capabilities))
+    }
+
+    /// `update <plugin>`: refreshes a git marketplace, then installs the entry's current version
+    /// into the scope of the existing installation (default: the one for this directory, else
+    /// user). Same version and digest, with an intact cache copy ⇒ `up-to-date`; a modified
+    /// cache copy of that version is repaired. New capabilities not covered by `consent` ⇒
+    /// `NeedsConsent`.
+    pub fn update_with_consent(
+        &self,
+        spec: &str,
+        scope: Option<Scope>,
+        consent: &Consent,
     ) -> Result<InstallOutcome, PluginError> {
         let id = self.resolve_installed(spec)?;
         let scope = self.installed_scope(&id, scope)?;
@@ -1114,15 +1192,7 @@ impl PluginManager {
         {
             self.marketplace_update(Some(&mkt))?;
         }
-        self.install_inner(
-            name,
-            &mkt,
-            &InstallOptions {
-                scope,
-                accept_capabilities,
-            },
-            true,
-        )
+        self.install_inner(name, &mkt, scope, consent, true)
     }
 
     fn installed_scope(&self, id: &str, scope: Option<Scope>) -> Result<Scope, PluginError> {
@@ -1153,11 +1223,12 @@ impl PluginManager {
         &self,
         name: &str,
         mkt_name: &str,
-        opts: &InstallOptions,
+        scope: Scope,
+        consent: &Consent,
         is_update: bool,
     ) -> Result<InstallOutcome, PluginError> {
         let command = if is_update { "update" } else { "install" };
-        let settings = self.settings_file(opts.scope)?;
+        let settings = self.settings_file(scope)?;
         let known = self.store.known()?;
         let not_found = || PluginError::NotFound {
             plugin: name.to_string(),
@@ -1205,11 +1276,10 @@ impl PluginManager {
             .unwrap_or_else(|| "unknown".to_string());
 
         let mut installed = self.store.installed()?;
-        let previous = installed.plugins.get(&id).and_then(|recs| {
-            recs.iter()
-                .find(|r| self.record_here(r, opts.scope))
-                .cloned()
-        });
+        let previous = installed
+            .plugins
+            .get(&id)
+            .and_then(|recs| recs.iter().find(|r| self.record_here(r, scope)).cloned());
         let request = CapabilityRequest {
             plugin_id: id.clone(),
             digest: digest.clone(),
@@ -1221,18 +1291,31 @@ impl PluginManager {
         };
         let warnings: Vec<Diagnostic> = loaded.diagnostics.clone();
 
+        // The source alone cannot say whether the installation is current: its cache copy may
+        // have been modified since (what `verify` reports), and then it has to be restored.
+        let same_tree = previous
+            .as_ref()
+            .and_then(|p| p.warden.as_ref())
+            .is_some_and(|w| w.sha256 == digest);
+        let prev_intact = same_tree
+            && previous.as_ref().is_some_and(|p| {
+                p.install_path.is_dir()
+                    && tree_digest(&p.install_path).ok().as_deref() == Some(digest.as_str())
+            });
+        let repairing = same_tree && !prev_intact;
+
         if is_update
+            && prev_intact
             && let Some(prev) = &previous
             && prev.version == version
-            && prev.warden.as_ref().is_some_and(|w| w.sha256 == digest)
-            && prev.install_path.is_dir()
         {
             return Ok(InstallOutcome::Installed(InstallReport {
                 command,
                 outcome: "up-to-date",
+                repaired: false,
                 plugin: id.clone(),
                 plugin_id: id.clone(),
-                scope: opts.scope,
+                scope,
                 version: version.clone(),
                 install_path: prev.install_path.clone(),
                 sha256: digest,
@@ -1245,7 +1328,9 @@ impl PluginManager {
         }
 
         // Capabilities: an exact grant, a previous grant that already covers the request, an
-        // empty request, or explicit acceptance; otherwise ask.
+        // empty request, or explicit acceptance; otherwise ask. Acceptance of a digest is
+        // acceptance of that tree only: the source is fetched anew on every call, so a copy that
+        // hashes differently is not what the user saw, whether or not it asks for more.
         let mut grants = self.store.grants()?;
         let prev_grant = previous
             .as_ref()
@@ -1255,17 +1340,34 @@ impl PluginManager {
             .cloned();
         let exact = grants.get(&id, &digest).cloned();
         let diff = request.beyond(exact.as_ref().or(prev_grant.as_ref()));
-        if !diff.is_empty() && !opts.accept_capabilities {
-            let message = format!(
-                "needs consent: {id} {version} requests {}",
+        let approved_sha256 = match consent {
+            Consent::AcceptDigest(d) if !d.eq_ignore_ascii_case(&digest) => Some(d.clone()),
+            _ => None,
+        };
+        let accepted = match consent {
+            Consent::Ask => false,
+            Consent::AcceptAll => true,
+            Consent::AcceptDigest(_) => approved_sha256.is_none(),
+        };
+        if approved_sha256.is_some() || (!diff.is_empty() && !accepted) {
+            let requests = if diff.is_empty() {
+                "nothing beyond its current grant".to_string()
+            } else {
                 format_diff(&diff)
-            );
+            };
+            let message = match &approved_sha256 {
+                Some(approved) => format!(
+                    "needs consent: {id} {version} changed after its request was approved (sha256 {approved} → {digest}); nothing was changed. This copy requests {requests}"
+                ),
+                None => format!("needs consent: {id} {version} requests {requests}"),
+            };
             return Ok(InstallOutcome::NeedsConsent(ConsentRequired {
                 command,
                 outcome: "needs-consent",
                 plugin_id: id,
                 version,
                 sha256: digest,
+                approved_sha256,
                 request,
                 diff,
                 message,
@@ -1278,28 +1380,25 @@ impl PluginManager {
             granted_at: now_iso(),
         };
 
-        // Move the staged tree into the cache; never overwrite an existing version directory.
         let base = self
             .store
             .cache_dir()
             .join(safe_segment(mkt_name))
             .join(safe_segment(name));
-        let mut final_dir = base.join(safe_segment(&version));
-        if final_dir.exists() && tree_digest(&final_dir).ok().as_deref() != Some(digest.as_str()) {
-            final_dir = base.join(format!("{}-{}", safe_segment(&version), &digest[..12]));
-        }
-        if final_dir.exists() {
-            let _ = std::fs::remove_file(final_dir.join(ORPHAN_MARKER));
-        } else {
-            std::fs::create_dir_all(&base).map_err(io(&base))?;
-            std::fs::rename(&plugin_dir, &final_dir).map_err(io(&final_dir))?;
-        }
+        let final_dir = place_in_cache(
+            &installed,
+            &base,
+            &safe_segment(&version),
+            &digest,
+            &plugin_dir,
+            staging.path(),
+        )?;
 
         grants.put(grant);
         self.store.write_grants(&grants)?;
         let now = now_iso();
         let record = InstallRecord {
-            scope: opts.scope,
+            scope: scope,
             install_path: final_dir.clone(),
             version: version.clone(),
             installed_at: previous
@@ -1307,7 +1406,7 @@ impl PluginManager {
                 .map(|p| p.installed_at.clone())
                 .unwrap_or_else(|| now.clone()),
             last_updated: now,
-            project_path: self.project_path(opts.scope),
+            project_path: self.project_path(scope),
             git_commit_sha: git_sha.clone(),
             warden: Some(WardenRecord {
                 sha256: digest.clone(),
@@ -1322,7 +1421,7 @@ impl PluginManager {
             },
         };
         let recs = installed.plugins.entry(id.clone()).or_default();
-        recs.retain(|r| !self.record_here(r, opts.scope));
+        recs.retain(|r| !self.record_here(r, scope));
         recs.push(record);
         self.store.write_installed(&installed)?; // commit point
         if !is_update {
@@ -1354,23 +1453,25 @@ impl PluginManager {
         {
             mark_orphan(&prev.install_path);
         }
-        let message = if is_update {
+        let message = if repairing {
+            format!(
+                "✔ Successfully repaired plugin: {id} {version} (scope: {scope}): its cache copy had been modified or removed and was restored from the source"
+            )
+        } else if is_update {
             format!(
                 "✔ Successfully updated plugin: {id} to {version} (scope: {})",
-                opts.scope
+                scope
             )
         } else {
-            format!(
-                "✔ Successfully installed plugin: {id} (scope: {})",
-                opts.scope
-            )
+            format!("✔ Successfully installed plugin: {id} (scope: {})", scope)
         };
         Ok(InstallOutcome::Installed(InstallReport {
             command,
             outcome: "ok",
+            repaired: repairing,
             plugin: id.clone(),
             plugin_id: id,
-            scope: opts.scope,
+            scope: scope,
             version,
             install_path: final_dir,
             sha256: digest,
@@ -1779,6 +1880,87 @@ fn safe_segment(s: &str) -> String {
     } else {
         t
     }
+}
+
+/// Moves the staged tree `staged` into the cache under `base` and returns where it now is.
+///
+/// The directory is `<version>`, or `<version>-<digest12>` when `<version>` legitimately holds
+/// other contents (the same version fetched earlier with different files, still recorded by an
+/// installation or orphaned). An existing directory is re-hashed before it is reused: one that
+/// no longer hashes to `digest` was modified after install and is replaced. `<version>` is
+/// replaced only when every installation that records it recorded `digest` (so it is a repair
+/// of exactly that tree); otherwise it stays as it is for whoever uses it, and the suffixed
+/// directory, which by its name can only hold this tree, is used instead.
+fn place_in_cache(
+    installed: &InstalledPlugins,
+    base: &Path,
+    version: &str,
+    digest: &str,
+    staged: &Path,
+    staging: &Path,
+) -> Result<PathBuf, PluginError> {
+    let plain = base.join(version);
+    let claims: Vec<Option<&str>> = installed
+        .plugins
+        .values()
+        .flatten()
+        .filter(|r| r.install_path == plain)
+        .map(|r| r.warden.as_ref().map(|w| w.sha256.as_str()))
+        .collect();
+    let plain_is_ours = !claims.is_empty() && claims.iter().all(|c| *c == Some(digest));
+    let dir = match cache_state(&plain, digest) {
+        CacheState::Absent | CacheState::Intact => plain,
+        CacheState::Differs if plain_is_ours => plain,
+        CacheState::Differs => {
+            base.join(format!("{version}-{}", digest.get(..12).unwrap_or(digest)))
+        }
+    };
+    match cache_state(&dir, digest) {
+        CacheState::Intact => {
+            let _ = std::fs::remove_file(dir.join(ORPHAN_MARKER));
+        }
+        CacheState::Absent => {
+            std::fs::create_dir_all(base).map_err(io(base))?;
+            std::fs::rename(staged, &dir).map_err(io(&dir))?;
+        }
+        CacheState::Differs => replace_dir(staged, &dir, &staging.join("replaced"))?,
+    }
+    Ok(dir)
+}
+
+/// What a cache directory holds compared with the tree about to be installed.
+enum CacheState {
+    /// Nothing there.
+    Absent,
+    /// The same tree.
+    Intact,
+    /// Other contents, or contents that cannot be read.
+    Differs,
+}
+
+fn cache_state(dir: &Path, digest: &str) -> CacheState {
+    if std::fs::symlink_metadata(dir).is_err() {
+        CacheState::Absent
+    } else if dir.is_dir() && tree_digest(dir).ok().as_deref() == Some(digest) {
+        CacheState::Intact
+    } else {
+        CacheState::Differs
+    }
+}
+
+/// Replaces `dest` with `staged`: `dest` is first moved aside to `trash` (inside the staging
+/// directory, so on the same filesystem and removed with it) and moved back if `staged` cannot
+/// be renamed into place, so a failure leaves the previous directory where it was.
+fn replace_dir(staged: &Path, dest: &Path, trash: &Path) -> Result<(), PluginError> {
+    std::fs::rename(dest, trash).map_err(io(dest))?;
+    if let Err(source) = std::fs::rename(staged, dest) {
+        let _ = std::fs::rename(trash, dest);
+        return Err(PluginError::Io {
+            path: dest.to_path_buf(),
+            source,
+        });
+    }
+    Ok(())
 }
 
 fn mark_orphan(dir: &Path) {

@@ -9,7 +9,7 @@ use std::path::Path;
 use common::*;
 use serde_json::json;
 use warden_config::Scope;
-use warden_plugins::{InstallOptions, InstallOutcome, PluginError, VerifyStatus};
+use warden_plugins::{Consent, InstallOptions, InstallOutcome, PluginError, VerifyStatus};
 
 fn dir_marketplace(env: &Env, name: &str, entries: serde_json::Value) -> std::path::PathBuf {
     let mkt = env.path("mkt");
@@ -733,4 +733,256 @@ fn copy_keeps_internal_links_dereferences_marketplace_links_and_drops_outside_li
     let shared = std::fs::symlink_metadata(c.join("skills/shared/SKILL.md")).expect("copied");
     assert!(shared.is_file(), "marketplace link dereferenced");
     assert!(!c.join("secret.txt").exists(), "outside link dropped");
+}
+
+// ------------------------------------------------------------------ repair of a tampered cache
+
+fn status_of(m: &warden_plugins::PluginManager, id: &str) -> VerifyStatus {
+    m.verify()
+        .expect("verify")
+        .plugins
+        .iter()
+        .find(|p| p.plugin_id == id)
+        .map(|p| p.status)
+        .expect("plugin verified")
+}
+
+const DEPLOY: &str = "---\ndescription: Deploy\n---\nDeploy $ARGUMENTS\n";
+
+#[test]
+fn install_of_the_same_version_repairs_a_tampered_cache_copy() {
+    let env = Env::new();
+    let mkt = dir_marketplace(&env, "m", json!([{"name": "p", "source": "./p"}]));
+    simple_plugin(&mkt.join("p"), "p", Some("1.0.0"));
+    let m = env.manager();
+    m.marketplace_add(mkt.to_str().expect("utf8"), Scope::User)
+        .expect("add");
+    let a = installed(m.install("p@m", &user()).expect("install"));
+    let deploy = a.install_path.join("commands/deploy.md");
+    std::fs::write(&deploy, "rm -rf /").expect("tamper");
+    std::fs::write(a.install_path.join("extra.sh"), "curl evil").expect("plant");
+    assert_eq!(status_of(&m, "p@m"), VerifyStatus::Tampered);
+    let hint = m.verify().expect("verify").to_string();
+    assert!(
+        hint.contains("`warden plugin install <plugin> --scope <scope>`"),
+        "{hint}"
+    );
+
+    // The same version again: the modified directory is replaced in place.
+    let r = installed(m.install("p@m", &user()).expect("reinstall"));
+    assert!(r.repaired, "{}", r.message);
+    assert!(r.message.contains("repaired"), "{}", r.message);
+    assert_eq!(r.install_path, a.install_path);
+    assert_eq!(r.sha256, a.sha256);
+    assert_eq!(std::fs::read_to_string(&deploy).expect("deploy"), DEPLOY);
+    assert!(!a.install_path.join("extra.sh").exists());
+    assert_eq!(status_of(&m, "p@m"), VerifyStatus::Ok);
+    assert!(
+        std::fs::read_dir(env.home.join("plugins/.tmp"))
+            .expect("tmp")
+            .next()
+            .is_none(),
+        "the replaced copy goes with the staging directory"
+    );
+
+    // An intact copy is reused as it is and is not reported as repaired.
+    let again = installed(m.install("p@m", &user()).expect("reinstall"));
+    assert!(!again.repaired);
+    assert_eq!(again.install_path, a.install_path);
+
+    // Uninstall + install restores it too.
+    std::fs::write(&deploy, "rm -rf /").expect("tamper");
+    m.uninstall("p@m", None, false).expect("uninstall");
+    let b = installed(m.install("p@m", &user()).expect("install"));
+    assert_eq!(b.sha256, a.sha256);
+    assert_eq!(
+        std::fs::read_to_string(b.install_path.join("commands/deploy.md")).expect("deploy"),
+        DEPLOY
+    );
+    assert_eq!(status_of(&m, "p@m"), VerifyStatus::Ok);
+}
+
+#[test]
+fn update_repairs_a_tampered_cache_copy_instead_of_answering_up_to_date() {
+    let env = Env::new();
+    let mkt = dir_marketplace(&env, "m", json!([{"name": "p", "source": "./p"}]));
+    simple_plugin(&mkt.join("p"), "p", Some("1.0.0"));
+    let m = env.manager();
+    m.marketplace_add(mkt.to_str().expect("utf8"), Scope::User)
+        .expect("add");
+    installed(m.install("p@m", &user()).expect("install"));
+    // The same version with new contents lands in the digest-suffixed directory; that is the
+    // one tampered with here, so both kinds of cache directory are covered.
+    write_tree(&mkt.join("p"), &[("commands/new.md", "new")]);
+    let a = installed(m.update("p@m", None, false).expect("update"));
+    assert!(
+        a.install_path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("1.0.0-"))
+    );
+    let new = a.install_path.join("commands/new.md");
+    std::fs::remove_file(&new).expect("tamper");
+    assert_eq!(status_of(&m, "p@m"), VerifyStatus::Tampered);
+
+    let r = installed(m.update("p@m", None, false).expect("update"));
+    assert_eq!(r.outcome, "ok");
+    assert!(r.repaired, "{}", r.message);
+    assert_eq!(r.install_path, a.install_path);
+    assert_eq!(std::fs::read_to_string(&new).expect("restored"), "new");
+    assert_eq!(status_of(&m, "p@m"), VerifyStatus::Ok);
+    let json_line = serde_json::to_value(&r).expect("ser");
+    assert_eq!(json_line["repaired"], true);
+
+    // Now it is up to date, and says so.
+    let same = installed(m.update("p@m", None, false).expect("update"));
+    assert_eq!(same.outcome, "up-to-date");
+    assert!(
+        serde_json::to_value(&same)
+            .expect("ser")
+            .get("repaired")
+            .is_none()
+    );
+
+    // A removed cache copy is restored the same way.
+    std::fs::remove_dir_all(&a.install_path).expect("rm");
+    assert_eq!(status_of(&m, "p@m"), VerifyStatus::Missing);
+    let r = installed(m.update("p@m", None, false).expect("update"));
+    assert!(r.repaired);
+    assert_eq!(status_of(&m, "p@m"), VerifyStatus::Ok);
+}
+
+#[test]
+fn repair_never_overwrites_a_directory_another_installation_records_with_other_contents() {
+    let env = Env::new();
+    let mkt = dir_marketplace(&env, "m", json!([{"name": "p", "source": "./p"}]));
+    simple_plugin(&mkt.join("p"), "p", Some("1.0.0"));
+    let m = env.manager();
+    m.marketplace_add(mkt.to_str().expect("utf8"), Scope::User)
+        .expect("add");
+    let project = installed(
+        m.install(
+            "p@m",
+            &InstallOptions {
+                scope: Scope::Project,
+                accept_capabilities: false,
+            },
+        )
+        .expect("project"),
+    );
+    // The project's copy is modified, and the source changes without a version bump: the user
+    // install must not put its tree into the directory the project's record describes.
+    let deploy = project.install_path.join("commands/deploy.md");
+    std::fs::write(&deploy, "tampered").expect("tamper");
+    write_tree(&mkt.join("p"), &[("commands/new.md", "new")]);
+    let user_install = installed(m.install("p@m", &user()).expect("user"));
+    assert_ne!(user_install.install_path, project.install_path);
+    assert!(!user_install.repaired);
+    assert_eq!(
+        std::fs::read_to_string(&deploy).expect("deploy"),
+        "tampered"
+    );
+    assert!(!project.install_path.join("commands/new.md").exists());
+}
+
+#[test]
+fn consent_to_a_digest_that_no_longer_matches_is_refused_and_installs_nothing() {
+    let env = Env::new();
+    let mkt = dir_marketplace(&env, "m", json!([{"name": "guard", "source": "./guard"}]));
+    warden_plugin(&mkt.join("guard"), "1.0.0", &["https://api.example.com"]);
+    let m = env.manager();
+    m.marketplace_add(mkt.to_str().expect("utf8"), Scope::User)
+        .expect("add");
+    let InstallOutcome::NeedsConsent(shown) = m.install("guard@m", &user()).expect("install")
+    else {
+        panic!("consent expected")
+    };
+    assert!(shown.approved_sha256.is_none());
+
+    // The source changes between the question and the answer (same version, more access).
+    warden_plugin(
+        &mkt.join("guard"),
+        "1.0.0",
+        &["https://api.example.com", "https://evil.example"],
+    );
+    let approved = Consent::AcceptDigest(shown.sha256.clone());
+    let InstallOutcome::NeedsConsent(c) = m
+        .install_with_consent("guard@m", Scope::User, &approved)
+        .expect("install")
+    else {
+        panic!("a changed copy must not be installed on the old approval")
+    };
+    assert_ne!(c.sha256, shown.sha256);
+    assert_eq!(c.approved_sha256.as_deref(), Some(shown.sha256.as_str()));
+    assert!(
+        c.message.contains("changed after its request was approved"),
+        "{}",
+        c.message
+    );
+    assert!(
+        c.message.contains("net https://evil.example"),
+        "{}",
+        c.message
+    );
+    assert!(!env.home.join("plugins/installed_plugins.json").exists());
+    assert!(!env.home.join("plugins/grants.json").exists());
+    assert!(!env.home.join("plugins/cache/m/guard").exists());
+    let json_line = serde_json::to_value(&c).expect("ser");
+    assert_eq!(json_line["outcome"], "needs-consent");
+    assert_eq!(json_line["approvedSha256"], json!(shown.sha256));
+
+    // Approving what is there now installs exactly that, with that grant.
+    let r = installed(
+        m.install_with_consent(
+            "guard@m",
+            Scope::User,
+            &Consent::AcceptDigest(c.sha256.clone()),
+        )
+        .expect("install"),
+    );
+    assert_eq!(r.sha256, c.sha256);
+    let g = m.grant_for("guard@m", &r.sha256).expect("grant");
+    assert_eq!(g.component("g").expect("g").net.len(), 2);
+
+    // An update approved for one tree refuses another, even one that asks for nothing new.
+    warden_plugin(
+        &mkt.join("guard"),
+        "1.1.0",
+        &[
+            "https://api.example.com",
+            "https://evil.example",
+            "https://more.example",
+        ],
+    );
+    let InstallOutcome::NeedsConsent(u) = m
+        .update_with_consent("guard", None, &Consent::Ask)
+        .expect("update")
+    else {
+        panic!("consent expected")
+    };
+    warden_plugin(&mkt.join("guard"), "1.2.0", &["https://api.example.com"]);
+    let InstallOutcome::NeedsConsent(u2) = m
+        .update_with_consent("guard", None, &Consent::AcceptDigest(u.sha256.clone()))
+        .expect("update")
+    else {
+        panic!("a changed copy must not be installed on the old approval")
+    };
+    assert!(u2.diff.is_empty());
+    assert!(
+        u2.message.contains("nothing beyond its current grant"),
+        "{}",
+        u2.message
+    );
+    assert_eq!(m.list(false).expect("list").installed[0].version, "1.0.0");
+    assert!(m.grant_for("guard@m", &u.sha256).is_none());
+    assert!(m.grant_for("guard@m", &u2.sha256).is_none());
+    assert!(!env.home.join("plugins/cache/m/guard/1.1.0").exists());
+    assert!(!env.home.join("plugins/cache/m/guard/1.2.0").exists());
+
+    // AcceptAll keeps `--yes` working as before.
+    let all = installed(
+        m.update_with_consent("guard", None, &Consent::AcceptAll)
+            .expect("update"),
+    );
+    assert_eq!(all.version, "1.2.0");
 }
