@@ -1398,7 +1398,7 @@ impl PluginManager {
         self.store.write_grants(&grants)?;
         let now = now_iso();
         let record = InstallRecord {
-            scope: scope,
+            scope,
             install_path: final_dir.clone(),
             version: version.clone(),
             installed_at: previous
@@ -1458,12 +1458,9 @@ impl PluginManager {
                 "✔ Successfully repaired plugin: {id} {version} (scope: {scope}): its cache copy had been modified or removed and was restored from the source"
             )
         } else if is_update {
-            format!(
-                "✔ Successfully updated plugin: {id} to {version} (scope: {})",
-                scope
-            )
+            format!("✔ Successfully updated plugin: {id} to {version} (scope: {scope})")
         } else {
-            format!("✔ Successfully installed plugin: {id} (scope: {})", scope)
+            format!("✔ Successfully installed plugin: {id} (scope: {scope})")
         };
         Ok(InstallOutcome::Installed(InstallReport {
             command,
@@ -1471,7 +1468,7 @@ impl PluginManager {
             repaired: repairing,
             plugin: id.clone(),
             plugin_id: id,
-            scope: scope,
+            scope,
             version,
             install_path: final_dir,
             sha256: digest,
