@@ -18,7 +18,7 @@ use clap::{Subcommand, ValueEnum};
 use serde::Serialize;
 use serde_json::json;
 use warden_config::{Home, Scope};
-use warden_plugins::{InstallOptions, InstallOutcome, PluginError, PluginManager, VerifyStatus};
+use warden_plugins::{Consent, InstallOutcome, PluginError, PluginManager, VerifyStatus};
 
 mod consent;
 
@@ -54,7 +54,7 @@ enum Cmd {
     /// List installed plugins (and, with --available, the ones that can be installed).
     List(ListArgs),
     /// Re-hash every installed plugin and compare with the digest recorded at install; exit 1
-    /// when one was modified or is missing.
+    /// when one was modified or is missing (`warden plugin install` restores it).
     Verify(JsonArgs),
     /// Grant an installed plugin the capabilities it requests (after a lost or reset grant).
     Grant(GrantArgs),
@@ -477,14 +477,8 @@ fn install(mgr: &PluginManager, a: InstallArgs) -> ExitCode {
     let spec = a.plugin.clone();
     let scope: Scope = a.scope.into();
     let what = format!("install plugin \"{spec}\"");
-    run_with_consent(&a.consent, a.json, "install", &what, |accept| {
-        mgr.install(
-            &spec,
-            &InstallOptions {
-                scope,
-                accept_capabilities: accept,
-            },
-        )
+    run_with_consent(&a.consent, a.json, "install", &what, |consent| {
+        mgr.install_with_consent(&spec, scope, consent)
     })
 }
 
@@ -492,25 +486,26 @@ fn update(mgr: &PluginManager, a: UpdateArgs) -> ExitCode {
     let spec = a.plugin.clone();
     let scope = a.scope.map(Into::into);
     let what = format!("update plugin \"{spec}\"");
-    run_with_consent(&a.consent, a.json, "update", &what, |accept| {
-        mgr.update(&spec, scope, accept)
+    run_with_consent(&a.consent, a.json, "update", &what, |consent| {
+        mgr.update_with_consent(&spec, scope, consent)
     })
 }
 
-/// Runs install or update: first without accepting capabilities; if consent is needed, gets
-/// it (flags or the terminal) and runs again accepting.
+/// Runs install or update: first without accepting capabilities (everything, with `--yes`); if
+/// consent is needed, gets it (flags or the terminal) and runs again accepting the request of
+/// exactly the tree that was shown.
 fn run_with_consent(
     consent: &ConsentArgs,
     json: bool,
     command: &str,
     what: &str,
-    op: impl Fn(bool) -> Result<InstallOutcome, PluginError>,
+    op: impl Fn(&Consent) -> Result<InstallOutcome, PluginError>,
 ) -> ExitCode {
     let mode = match ConsentMode::from_flags(consent.yes, &consent.grant) {
         Ok(m) => m,
         Err(msg) => return fail(json, command, &format!("Failed to {what}: {msg}")),
     };
-    let first = match op(mode.is_yes()) {
+    let first = match op(&Consent::from(mode.is_yes())) {
         Ok(o) => o,
         Err(e) => return fail(json, command, &format!("Failed to {what}: {e}")),
     };
@@ -528,23 +523,27 @@ fn run_with_consent(
         }
         return fail(json, command, &msg);
     }
-    match op(true) {
+    // The tree is fetched again for the second call; the consent names the digest that was
+    // shown, so a copy that changed in between is refused instead of installed with a grant
+    // nobody saw.
+    match op(&Consent::AcceptDigest(asked.sha256.clone())) {
         Ok(InstallOutcome::Installed(r)) => {
-            // The tree is fetched again for the second call; if it changed in between, the
-            // grant just stored may cover more than what was shown.
-            if let Some(extra) = consent::exceeds(&r.capabilities, &asked.request.components) {
-                print_installed(json, &r);
-                return fail(
-                    json,
-                    command,
-                    &format!(
-                        "{} changed while consent was asked (digest {} → {}) and now also requests {extra}. It was installed with that grant: check it, and run `warden plugin uninstall {}` if it is not acceptable.",
-                        r.plugin_id, asked.sha256, r.sha256, r.plugin_id
-                    ),
-                );
-            }
             print_installed(json, &r);
             ExitCode::SUCCESS
+        }
+        Ok(InstallOutcome::NeedsConsent(c)) if c.approved_sha256.is_some() => {
+            if json {
+                // The new request, so a script can show it; the error object follows.
+                print(true, &c);
+            }
+            fail(
+                json,
+                command,
+                &format!(
+                    "Failed to {what}: {} changed while consent was asked (sha256 {} → {}). Nothing was installed. Run the command again to review what it requests now.",
+                    c.plugin_id, asked.sha256, c.sha256
+                ),
+            )
         }
         Ok(InstallOutcome::NeedsConsent(c)) => fail(
             json,
@@ -597,14 +596,14 @@ fn verify(mgr: &PluginManager, json: bool) -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             if !json {
-                // A same-version reinstall reuses an existing cache directory, so a modified
-                // copy has to be deleted before the install can put a pristine one back.
+                // Install re-hashes the cache copy of the version it installs and replaces a
+                // modified one, so it is the whole repair.
                 for p in &v.plugins {
                     let install =
                         format!("warden plugin install {} --scope {}", p.plugin_id, p.scope);
                     match p.status {
                         VerifyStatus::Tampered => eprintln!(
-                            "To restore {}: delete {} (modified after install), then run `{install}`.",
+                            "To restore {}: run `{install}` (it replaces the modified copy in {}).",
                             p.plugin_id,
                             p.install_path.display()
                         ),

@@ -236,22 +236,6 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// What `installed` grants beyond what was `shown` to the user, formatted; `None` if nothing.
-pub(super) fn exceeds(
-    installed: &BTreeMap<String, Capabilities>,
-    shown: &BTreeMap<String, Capabilities>,
-) -> Option<String> {
-    let none = Capabilities::default();
-    let extra: Vec<String> = installed
-        .iter()
-        .filter_map(|(n, c)| {
-            let d = c.minus(shown.get(n).unwrap_or(&none));
-            (!d.is_empty()).then(|| format!("{n}: {d}"))
-        })
-        .collect();
-    (!extra.is_empty()).then(|| extra.join("; "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
