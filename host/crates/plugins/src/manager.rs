@@ -9,8 +9,8 @@
 //! | `warden plugin marketplace list` | [`PluginManager::marketplace_list`] |
 //! | `warden plugin marketplace remove <name> [-s]` | [`PluginManager::marketplace_remove`] |
 //! | `warden plugin marketplace update [name]` | [`PluginManager::marketplace_update`] |
-//! | `warden plugin install <p>[@m] [-s] [--yes]` | [`PluginManager::install`] |
-//! | `warden plugin update <p> [-s] [--yes]` | [`PluginManager::update`] |
+//! | `warden plugin install <p>[@m] [-s] [--yes]` | [`PluginManager::install_with_consent`] |
+//! | `warden plugin update <p> [-s] [--yes]` | [`PluginManager::update_with_consent`] |
 //! | `warden plugin uninstall <p> [-s] [--keep-data]` | [`PluginManager::uninstall`] |
 //! | `warden plugin enable/disable <p> [-s]` | [`PluginManager::enable`] / [`PluginManager::disable`] |
 //! | `warden plugin list [--available]` | [`PluginManager::list`] |
