@@ -67,7 +67,6 @@ fn main() {
         "RUSTC_WORKSPACE_WRAPPER",
         "CARGO_BUILD_TARGET",
         "CARGO_PRIMARY_PACKAGE",
-        "CARGO_TARGET_DIR",
     ] {
         cmd.env_remove(var);
     }
