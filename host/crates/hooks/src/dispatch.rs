@@ -2,12 +2,17 @@
 //! their timeouts, classify and merge (spec 1.7, 1.13).
 
 use std::collections::{BTreeMap, HashSet};
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value};
+use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::{HookConfig, HookSource, RegisteredHook};
@@ -17,8 +22,8 @@ use crate::exec::{
     run_process,
 };
 use crate::handler::{CommandHandler, HandlerKind, HandlerType, Shell};
-use crate::merge::{MergedResult, merge};
-use crate::output::{Classified, Outcome, cap_text, classify_http, classify_raw};
+use crate::merge::{MergedResult, merge_iter};
+use crate::output::{Classified, Outcome, cap_text, classify_http, classify_owned};
 
 /// Default Stop / SubagentStop loop cap (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`).
 pub const DEFAULT_STOP_BLOCK_CAP: u32 = 8;
@@ -315,10 +320,19 @@ pub async fn dispatch(
     }
 
     let session_end_budget = (event == Event::SessionEnd).then(|| session_end_budget(config, opts));
+    // Only processes and HTTP headers read the environment; snapshotting it costs more than a
+    // WASM call, so an all-WASM dispatch skips it.
+    let needs_env = selected
+        .iter()
+        .any(|h| h.handler.kind.handler_type() != HandlerType::Wasm);
     let ctx = Arc::new(Ctx {
         event,
         input: Arc::from(input.to_string()),
-        base_env: base_env(opts),
+        base_env: if needs_env {
+            base_env(opts)
+        } else {
+            BTreeMap::new()
+        },
         opts: opts.clone(),
         http_allowed_env_vars: config.http_allowed_env_vars.clone(),
         session_id: input
@@ -331,7 +345,7 @@ pub async fn dispatch(
             .map(str::to_string),
     });
 
-    let mut set = tokio::task::JoinSet::new();
+    let mut runs = Vec::with_capacity(selected.len());
     for hook in selected {
         let timeout = match session_end_budget {
             Some(b) => hook.handler.timeout.map_or(b, |t| t.min(b)),
@@ -344,36 +358,184 @@ pub async fn dispatch(
             reports.push(r);
             continue;
         }
-        let ctx = ctx.clone();
-        set.spawn(async move {
-            let started = Instant::now();
-            let (result, exit_code) = run_one(&ctx, &hook, timeout).await;
-            if hook.handler.once && result.outcome == Outcome::Success {
-                hook.spent.store(true, Ordering::Release);
-            }
-            HandlerReport {
-                label: hook.handler.label(),
-                handler_type: hook.handler.kind.handler_type(),
-                source: hook.source.label(),
-                result,
-                exit_code,
-                elapsed: started.elapsed(),
-            }
-        });
+        runs.push((hook, timeout));
     }
-    while let Some(joined) = set.join_next().await {
-        match joined {
-            Ok(r) => reports.push(r),
-            Err(e) => warnings.push(format!("hook task failed: {e}")),
+    let collector = Arc::new(Collector::new(runs.len()));
+    // The dispatching task runs one handler itself instead of idling until the others finish:
+    // one task fewer to spawn and wake, and a lone handler needs no task at all.
+    let inline = runs.pop();
+    let mut tasks = AbortOnDrop(Vec::with_capacity(runs.len()));
+    for (hook, timeout) in runs {
+        let ctx = ctx.clone();
+        let slot = Slot::new(collector.clone(), hook.clone());
+        let task = tokio::spawn(async move { slot.fill(run_handler(&ctx, hook, timeout).await) });
+        tasks.0.push(task.abort_handle());
+    }
+    if let Some((hook, timeout)) = inline {
+        let slot = Slot::new(collector.clone(), hook.clone());
+        // A panicking handler must become a notice here too, as it does in its own task.
+        if let Some(report) = CatchUnwind(Box::pin(run_handler(&ctx, hook, timeout))).await {
+            slot.fill(report);
         }
     }
-    let classified: Vec<Classified> = reports.iter().map(|r| r.result.clone()).collect();
-    let mut merged = merge(event, input, &classified, opts.spill_dir.as_deref());
+    collector.wait().await;
+    tasks.0.clear();
+    let (finished, failures) = collector.take();
+    reports.extend(finished);
+    warnings.extend(failures);
+    let mut merged = merge_iter(
+        event,
+        input,
+        reports.iter().map(|r| &r.result),
+        opts.spill_dir.as_deref(),
+    );
     apply_stop_cap(event, input, config, opts, &mut merged, &mut warnings);
     DispatchResult {
         merged,
         handlers: reports,
         warnings,
+    }
+}
+
+/// Runs one handler and reports it.
+async fn run_handler(ctx: &Ctx, hook: Arc<RegisteredHook>, timeout: Duration) -> HandlerReport {
+    let started = Instant::now();
+    let label = hook.handler.label();
+    let (result, exit_code) = run_one(ctx, &hook, &label, timeout).await;
+    if hook.handler.once && result.outcome == Outcome::Success {
+        hook.spent.store(true, Ordering::Release);
+    }
+    HandlerReport {
+        label,
+        handler_type: hook.handler.kind.handler_type(),
+        source: hook.source.label(),
+        result,
+        exit_code,
+        elapsed: started.elapsed(),
+    }
+}
+
+/// Reports gathered in finish order.
+#[derive(Default)]
+struct Finished {
+    reports: Vec<HandlerReport>,
+    failures: Vec<String>,
+    remaining: usize,
+}
+
+/// Where handler tasks leave their reports. The dispatcher is woken once, by the last handler
+/// to finish, rather than once per handler.
+struct Collector {
+    state: Mutex<Finished>,
+    done: Notify,
+}
+
+impl Collector {
+    fn new(expected: usize) -> Self {
+        Collector {
+            state: Mutex::new(Finished {
+                reports: Vec::with_capacity(expected),
+                failures: Vec::new(),
+                remaining: expected,
+            }),
+            done: Notify::new(),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, Finished> {
+        // A poisoned lock only means a handler panicked while holding it; the reports gathered
+        // so far are still whole (pushes do not panic half-way).
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn wait(&self) {
+        loop {
+            if self.state().remaining == 0 {
+                return;
+            }
+            // `notify_one` keeps a permit when nobody waits yet, so a finish between the check
+            // and this await is not lost.
+            self.done.notified().await;
+        }
+    }
+
+    fn take(&self) -> (Vec<HandlerReport>, Vec<String>) {
+        let mut s = self.state();
+        (
+            std::mem::take(&mut s.reports),
+            std::mem::take(&mut s.failures),
+        )
+    }
+}
+
+/// One handler's place in the [`Collector`]. Dropped without a report (the handler panicked,
+/// or the dispatch was cancelled), it records a failure, so the dispatcher never waits for a
+/// report that cannot come.
+struct Slot {
+    collector: Arc<Collector>,
+    hook: Arc<RegisteredHook>,
+    report: Option<HandlerReport>,
+}
+
+impl Slot {
+    fn new(collector: Arc<Collector>, hook: Arc<RegisteredHook>) -> Self {
+        Slot {
+            collector,
+            hook,
+            report: None,
+        }
+    }
+
+    fn fill(mut self, report: HandlerReport) {
+        self.report = Some(report);
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let last = {
+            let mut s = self.collector.state();
+            match self.report.take() {
+                Some(r) => s.reports.push(r),
+                None => s.failures.push(format!(
+                    "hook task failed: {} panicked",
+                    self.hook.handler.label()
+                )),
+            }
+            s.remaining = s.remaining.saturating_sub(1);
+            s.remaining == 0
+        };
+        if last {
+            self.collector.done.notify_one();
+        }
+    }
+}
+
+/// Aborts the handler tasks of a dispatch that is dropped before they finish (a cancelled
+/// dispatch must not leave hooks running).
+struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        for t in &self.0 {
+            t.abort();
+        }
+    }
+}
+
+/// Resolves to `None` when the wrapped future panics.
+struct CatchUnwind<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        let fut = self.0.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
+            Ok(Poll::Ready(v)) => Poll::Ready(Some(v)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(_) => Poll::Ready(None),
+        }
     }
 }
 
@@ -584,16 +746,21 @@ fn process_spec(
     }
 }
 
-async fn run_one(ctx: &Ctx, hook: &RegisteredHook, timeout: Duration) -> (Classified, Option<i32>) {
-    let label = hook.handler.label();
+async fn run_one(
+    ctx: &Ctx,
+    hook: &RegisteredHook,
+    label: &str,
+    timeout: Duration,
+) -> (Classified, Option<i32>) {
     let spill = ctx.opts.spill_dir.as_deref();
     let on_failure = hook.handler.on_failure;
     match &hook.handler.kind {
         HandlerKind::Command(c) => {
             let raw = run_process(process_spec(ctx, c, &hook.source, timeout)).await;
+            let code = raw.exit_code;
             (
-                classify_raw(ctx.event, &raw, on_failure, &label, spill),
-                raw.exit_code,
+                classify_owned(ctx.event, raw, on_failure, label, spill),
+                code,
             )
         }
         HandlerKind::Wasm(w) => {
@@ -627,9 +794,10 @@ async fn run_one(ctx: &Ctx, hook: &RegisteredHook, timeout: Duration) -> (Classi
                 Ok(r) => r,
                 Err(_) => RawOutcome::timed_out(),
             };
+            let code = raw.exit_code;
             (
-                classify_raw(ctx.event, &raw, on_failure, &label, spill),
-                raw.exit_code,
+                classify_owned(ctx.event, raw, on_failure, label, spill),
+                code,
             )
         }
         HandlerKind::Http(h) => {
@@ -643,10 +811,7 @@ async fn run_one(ctx: &Ctx, hook: &RegisteredHook, timeout: Duration) -> (Classi
                 .map(|(k, v)| (k.clone(), interpolate_header(v, &allowed, &ctx.base_env)))
                 .collect();
             let r = run_http(&h.url, &headers, ctx.input.clone(), timeout).await;
-            (
-                classify_http(ctx.event, &r, on_failure, &label, spill),
-                None,
-            )
+            (classify_http(ctx.event, &r, on_failure, label, spill), None)
         }
         HandlerKind::McpTool(_) | HandlerKind::Prompt(_) | HandlerKind::Agent(_) => (
             Classified {

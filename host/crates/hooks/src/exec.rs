@@ -9,6 +9,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use crate::event::Event;
@@ -37,6 +38,10 @@ pub struct RawOutcome {
     /// The handler could not run (spawn failure, component that fails to load or traps). It is
     /// classified like a command that cannot start (exit 127): a non-blocking error.
     pub error: Option<String>,
+    /// Standard output as an already-parsed JSON object, which then stands in for `stdout`.
+    /// A WASM hook's typed result is rendered straight to this object, sparing a print and a
+    /// parse per call; it is classified exactly as the same object printed on stdout.
+    pub json: Option<Map<String, Value>>,
 }
 
 impl RawOutcome {
@@ -46,6 +51,16 @@ impl RawOutcome {
             exit_code: Some(code),
             stdout: stdout.into(),
             stderr: stderr.into(),
+            ..Default::default()
+        }
+    }
+
+    /// A finished run whose standard output is the JSON object `json`.
+    pub fn exited_json(code: i32, json: Map<String, Value>, stderr: impl Into<String>) -> Self {
+        RawOutcome {
+            exit_code: Some(code),
+            stderr: stderr.into(),
+            json: Some(json),
             ..Default::default()
         }
     }
@@ -245,6 +260,7 @@ pub(crate) async fn run_process(spec: ProcessSpec) -> RawOutcome {
         stderr: take(&err_buf),
         timed_out: false,
         error: None,
+        json: None,
     }
 }
 

@@ -207,6 +207,17 @@ pub fn merge(
     results: &[Classified],
     spill: Option<&Path>,
 ) -> MergedResult {
+    merge_iter(event, input, results, spill)
+}
+
+/// [`merge`] over borrowed results, so the dispatcher merges its reports without copying each
+/// classified result (and its JSON) first.
+pub(crate) fn merge_iter<'a>(
+    event: Event,
+    input: &Value,
+    results: impl IntoIterator<Item = &'a Classified>,
+    spill: Option<&Path>,
+) -> MergedResult {
     let mut m = MergedResult::empty(event);
     let can_block = event.can_block()
         && !(event == Event::ConfigChange

@@ -91,15 +91,15 @@ impl Classified {
     }
 }
 
-enum Stdout {
+enum Stdout<'a> {
     Empty,
     Json(Map<String, Value>),
     /// Starts with `{` but does not parse: plain text, yet a failure for `onFailure`.
-    BrokenJson(String),
-    Plain(String),
+    BrokenJson(&'a str),
+    Plain(&'a str),
 }
 
-fn classify_stdout(s: &str) -> Stdout {
+fn classify_stdout(s: &str) -> Stdout<'_> {
     let t = s.trim_start();
     if t.is_empty() {
         return Stdout::Empty;
@@ -107,10 +107,10 @@ fn classify_stdout(s: &str) -> Stdout {
     if t.starts_with('{') {
         return match serde_json::from_str::<Value>(t) {
             Ok(Value::Object(m)) => Stdout::Json(m),
-            _ => Stdout::BrokenJson(s.to_string()),
+            _ => Stdout::BrokenJson(s),
         };
     }
-    Stdout::Plain(s.to_string())
+    Stdout::Plain(s)
 }
 
 fn expect(
@@ -291,6 +291,29 @@ pub fn classify_raw(
     label: &str,
     spill: Option<&Path>,
 ) -> Classified {
+    classify(event, raw, raw.json.clone(), on_failure, label, spill)
+}
+
+/// [`classify_raw`] for a result the caller owns: its parsed JSON is moved, not copied.
+pub(crate) fn classify_owned(
+    event: Event,
+    mut raw: RawOutcome,
+    on_failure: OnFailure,
+    label: &str,
+    spill: Option<&Path>,
+) -> Classified {
+    let json = raw.json.take();
+    classify(event, &raw, json, on_failure, label, spill)
+}
+
+fn classify(
+    event: Event,
+    raw: &RawOutcome,
+    parsed: Option<Map<String, Value>>,
+    on_failure: OnFailure,
+    label: &str,
+    spill: Option<&Path>,
+) -> Classified {
     let block_on_failure = on_failure == OnFailure::Block && on_failure_applies(event);
     if let Some(err) = &raw.error {
         if block_on_failure {
@@ -307,14 +330,18 @@ pub fn classify_raw(
         return Classified::of(Outcome::Cancelled);
     }
     let code = raw.exit_code.unwrap_or(1);
-    let stdout = classify_stdout(&raw.stdout);
-    let (json, schema_error, broken) = match &stdout {
-        Stdout::Json(m) => match validate_output(event, m) {
-            Ok(()) => (Some(m.clone()), None, false),
-            Err(e) => (None, Some(e), true),
+    let stdout = match parsed {
+        Some(m) => Stdout::Json(m),
+        None => classify_stdout(&raw.stdout),
+    };
+    let (json, schema_error, text, broken) = match stdout {
+        Stdout::Json(m) => match validate_output(event, &m) {
+            Ok(()) => (Some(m), None, None, false),
+            Err(e) => (None, Some(e), None, true),
         },
-        Stdout::BrokenJson(_) => (None, None, true),
-        _ => (None, None, false),
+        Stdout::BrokenJson(s) => (None, None, Some(s), true),
+        Stdout::Plain(s) => (None, None, Some(s), false),
+        Stdout::Empty => (None, None, None, false),
     };
     if block_on_failure && ((code != 0 && code != 2) || broken) {
         return Classified::of(fail_closed(label, false));
@@ -345,19 +372,16 @@ pub fn classify_raw(
                     ),
                 });
             }
-            let plain = match stdout {
-                Stdout::Plain(s) | Stdout::BrokenJson(s) => {
-                    if event == Event::WorktreeCreate {
-                        s.lines()
-                            .map(strip_ansi)
-                            .map(|l| l.trim().to_string())
-                            .rfind(|l| !l.is_empty())
-                    } else {
-                        Some(cap_text(&s, spill))
-                    }
+            let plain = text.and_then(|s| {
+                if event == Event::WorktreeCreate {
+                    s.lines()
+                        .map(strip_ansi)
+                        .map(|l| l.trim().to_string())
+                        .rfind(|l| !l.is_empty())
+                } else {
+                    Some(cap_text(s, spill))
                 }
-                _ => None,
-            };
+            });
             Classified {
                 outcome: Outcome::Success,
                 json,
