@@ -174,6 +174,50 @@ pub struct Permissions {
     warnings: Vec<Warning>,
     bypass_disabled: bool,
     parse_cache: ParseCache,
+    /// `(configured, resolved)` forms of the working directories and home, deepest first;
+    /// see [`Permissions::real_anchors`].
+    real_anchors: std::sync::OnceLock<Vec<(PathBuf, PathBuf)>>,
+    link_cache: LinkCache,
+}
+
+/// Symlink resolutions made in the last [`LinkCache::TTL`], by path as handed to the kernel.
+///
+/// Looking a path up costs a system call per component, which dwarfs the rule matching
+/// itself, and a burst of tool calls tends to name the same files (a `Read` then an `Edit`,
+/// a compound command repeating its arguments). An answer reused within the window is the
+/// answer a check made that much earlier would have given; since any check already precedes
+/// the access it guards by at least that long (the tool still has to start), the window adds
+/// no race that was not there. [`Permissions::check_path`], whose caller opens the file right
+/// after asking, always looks afresh.
+#[derive(Debug, Default)]
+struct LinkCache(
+    // Keyed by the path's bytes: hashing a `Path` parses its components, which costs more
+    // here than the lookup it serves.
+    std::sync::Mutex<FxHashMap<std::ffi::OsString, (std::time::Instant, Target)>>,
+);
+
+impl LinkCache {
+    const TTL: std::time::Duration = std::time::Duration::from_millis(1);
+    const CAPACITY: usize = 1024;
+
+    fn get(&self, raw: &Path) -> Option<Target> {
+        let map = self.0.lock().ok()?;
+        let (at, target) = map.get(raw.as_os_str())?;
+        (at.elapsed() <= Self::TTL).then(|| target.clone())
+    }
+
+    fn put(&self, raw: &Path, target: &Target) {
+        if let Ok(mut map) = self.0.lock() {
+            if map.len() >= Self::CAPACITY {
+                // Entries go stale within milliseconds anyway; starting over keeps it bounded.
+                map.clear();
+            }
+            map.insert(
+                raw.as_os_str().to_owned(),
+                (std::time::Instant::now(), target.clone()),
+            );
+        }
+    }
 }
 
 /// A parse result shared between decisions.
@@ -346,6 +390,108 @@ impl Facts {
     }
 }
 
+/// The names one file goes by (spec 2.4, symlinks): the path as written and, when the
+/// filesystem resolves it somewhere else, the resolved target.
+///
+/// A deny or ask rule applies if it matches any name; an allow rule, and the automatic
+/// approval inside the working directories, only if it matches both the written path and
+/// the target. Otherwise a link inside an allowed area could hand out a file the rules
+/// never allowed, and a link outside a denied one could read what they deny.
+#[derive(Debug)]
+struct Spellings {
+    /// The path as written, made absolute and normalised lexically: what rules always saw.
+    lexical: PathBuf,
+    target: Target,
+}
+
+#[derive(Debug, Clone)]
+enum Target {
+    /// Resolving changes nothing: the written path is the file's only name.
+    Same,
+    /// The file's other names: the resolved target as resolved and, when it lies below a
+    /// working directory or home that is itself reached through a symlink, under that
+    /// directory's configured name (so a project opened through a linked path still matches
+    /// its own `./` rules, whichever spelling a call uses). Matching any of them counts as
+    /// matching the target.
+    Elsewhere(Vec<PathBuf>),
+    /// The links form a loop, so there is no target to check: nothing approves the path
+    /// automatically and only its written form is checked against deny and ask rules.
+    Unknown,
+}
+
+impl Spellings {
+    /// A path taken as written, without consulting the filesystem.
+    fn lexical(lexical: PathBuf) -> Self {
+        Spellings {
+            lexical,
+            target: Target::Same,
+        }
+    }
+
+    /// The first rule `hit` finds under any name: how deny and ask rules apply.
+    fn any_hit(&self, hit: impl Fn(&Path) -> Hit) -> Hit {
+        let mut h = hit(&self.lexical);
+        if let Target::Elsewhere(names) = &self.target {
+            for n in names {
+                h = first(h, hit(n));
+            }
+        }
+        h
+    }
+
+    /// The rule `hit` finds for the written path, provided it also finds one for the target:
+    /// how allow rules apply.
+    fn all_hit(&self, hit: impl Fn(&Path) -> Hit) -> Hit {
+        let h = hit(&self.lexical)?;
+        match &self.target {
+            Target::Same => Some(h),
+            Target::Elsewhere(names) => names.iter().any(|n| hit(n).is_some()).then_some(h),
+            Target::Unknown => None,
+        }
+    }
+
+    /// Whether `pred` holds for the written path and the target.
+    fn all(&self, pred: impl Fn(&Path) -> bool) -> bool {
+        pred(&self.lexical)
+            && match &self.target {
+                Target::Same => true,
+                Target::Elsewhere(names) => names.iter().any(|n| pred(n)),
+                Target::Unknown => false,
+            }
+    }
+
+    /// The first name `pred` holds for.
+    fn find(&self, pred: impl Fn(&Path) -> bool) -> Option<&Path> {
+        if pred(&self.lexical) {
+            return Some(&self.lexical);
+        }
+        match &self.target {
+            Target::Elsewhere(names) => names.iter().map(PathBuf::as_path).find(|n| pred(n)),
+            _ => None,
+        }
+    }
+}
+
+/// What a file tool does to its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileOp {
+    /// `Read` rules.
+    Read,
+    /// `Edit` rules; a `Read` deny also blocks it.
+    Write,
+    /// `Edit` rules only: a `Read` deny does not cover NotebookEdit (2.4).
+    Notebook,
+}
+
+impl From<Access> for FileOp {
+    fn from(a: Access) -> FileOp {
+        match a {
+            Access::Read => FileOp::Read,
+            Access::Write => FileOp::Write,
+        }
+    }
+}
+
 impl Permissions {
     /// Builds the engine from loaded settings. Problems with individual rules become
     /// [`Permissions::warnings`]; only a contradiction the user must resolve is an error.
@@ -505,6 +651,8 @@ impl Permissions {
             warnings: b.warnings,
             bypass_disabled: bypass_disabled_by.is_some(),
             parse_cache: ParseCache::default(),
+            real_anchors: std::sync::OnceLock::new(),
+            link_cache: LinkCache::default(),
         })
     }
 
@@ -579,29 +727,23 @@ impl Permissions {
                     || self.cwd.clone(),
                     |p| paths::resolve(p, &self.cwd, &self.home),
                 );
-                self.path_facts(Access::Read, &path, &mut f);
+                // The tools normalise the path before opening it, so the kernel resolves
+                // links in the normalised form.
+                let names = self.spellings(path.clone(), &path, false);
+                self.path_facts(FileOp::Read, &names, &mut f);
             }
             t if rules::EDIT_TOOLS.contains(&t) => {
                 let p = str_field("file_path")
                     .or_else(|| str_field("notebook_path"))
                     .unwrap_or("");
                 let path = paths::resolve(p, &self.cwd, &self.home);
-                if t == "NotebookEdit" {
-                    // A Read deny covers Edit and Write but not NotebookEdit (2.4).
-                    f.deny(self.deny.edit_path(&path));
-                    f.ask(self.ask.edit_path(&path));
-                    if paths::is_protected(&path) {
-                        f.guard = Some(Guard::Protected(path.clone()));
-                    }
-                    f.allow = first(f.allow, self.allow.edit_path(&path));
-                    f.auto = Some(if self.inside(&path) {
-                        Auto::Edit
-                    } else {
-                        Auto::None
-                    });
+                let names = self.spellings(path.clone(), &path, false);
+                let op = if t == "NotebookEdit" {
+                    FileOp::Notebook
                 } else {
-                    self.path_facts(Access::Write, &path, &mut f);
-                }
+                    FileOp::Write
+                };
+                self.path_facts(op, &names, &mut f);
             }
             "WebFetch" => match str_field("url").and_then(host_of) {
                 Some(host) => {
@@ -642,12 +784,16 @@ impl Permissions {
         self.finish(f, hook)
     }
 
-    /// Checks a filesystem access by a guest. `path` must be absolute and canonical.
+    /// Checks a filesystem access by a guest. `path` must be absolute.
     /// A `Read` deny also blocks writes.
+    ///
+    /// As for the file tools, an existing symlink on the way is resolved (spec 2.4): deny
+    /// and ask rules apply if they match the path or its target, an allow needs both.
     pub fn check_path(&self, access: Access, path: &Path) -> Decision {
         let mut f = Facts::default();
         let path = paths::normalise(path);
-        self.path_facts(access, &path, &mut f);
+        let names = self.spellings(path.clone(), &path, true);
+        self.path_facts(access.into(), &names, &mut f);
         self.finish(f, None)
     }
 
@@ -747,26 +893,132 @@ impl Permissions {
         self.work_dirs.iter().any(|d| paths::is_within(p, d))
     }
 
-    fn path_facts(&self, access: Access, path: &Path, f: &mut Facts) {
-        match access {
-            Access::Read => {
-                f.deny(self.deny.read_path(path));
-                f.ask(self.ask.read_path(path));
-                f.allow = first(f.allow, self.allow.read_path(path));
-                f.auto = Some(if self.inside(path) {
+    /// The names `lexical` goes by: itself and, if symlinks send it elsewhere, its target.
+    ///
+    /// `raw` is the same path before lexical normalisation, as the program will hand it to
+    /// the kernel: a Bash argument keeps its `..`, which climbs from a link's target. Only
+    /// file checks call this, so URL and MCP decisions never touch the filesystem; the cost
+    /// is one `symlink_metadata` per path component up to the first missing one, a link is
+    /// read only when one is actually found (see [`paths::real_path`]), and unless `fresh`
+    /// a resolution from the last millisecond is reused (see [`LinkCache`]).
+    fn spellings(&self, lexical: PathBuf, raw: &Path, fresh: bool) -> Spellings {
+        if !raw.is_absolute() {
+            // Without an absolute working directory there is nothing meaningful to resolve
+            // against; rules see the path as written, as before.
+            return Spellings::lexical(lexical);
+        }
+        let target = match (!fresh).then(|| self.link_cache.get(raw)).flatten() {
+            Some(t) => t,
+            None => {
+                let t = self.target(&lexical, raw);
+                self.link_cache.put(raw, &t);
+                t
+            }
+        };
+        Spellings { lexical, target }
+    }
+
+    /// Resolves `raw` on the filesystem and names its target, if that is not `lexical`.
+    fn target(&self, lexical: &Path, raw: &Path) -> Target {
+        let anchors = self.real_anchors();
+        let start = anchors
+            .iter()
+            .find(|(lex, _)| raw.starts_with(lex))
+            .map(|(lex, real)| (lex.as_path(), real.as_path()));
+        let Some(real) = paths::real_path(raw, start) else {
+            return Target::Unknown;
+        };
+        // The deepest resolved anchor containing the target gives it back its configured
+        // name, so `./` rules keep matching in a project reached through a linked path, and a
+        // file named by the project's resolved path still meets the rules written for it.
+        let renamed = anchors
+            .iter()
+            .filter(|(lex, r)| lex != r && real.path.starts_with(r))
+            .max_by_key(|(_, r)| r.components().count())
+            .and_then(|(lex, r)| {
+                let rest = real.path.strip_prefix(r).ok()?;
+                Some(if rest.as_os_str().is_empty() {
+                    lex.clone()
+                } else {
+                    lex.join(rest)
+                })
+            });
+        if real.path == lexical {
+            return match renamed {
+                Some(n) if n != lexical => Target::Elsewhere(vec![n]),
+                _ => Target::Same,
+            };
+        }
+        // The configured name is kept even when it is the written path: it is a name of the
+        // target, so an allow matching the written path also matches the target.
+        let mut names = vec![real.path];
+        if let Some(n) = renamed
+            && !names.contains(&n)
+        {
+            names.push(n);
+        }
+        Target::Elsewhere(names)
+    }
+
+    /// The resolved forms of the working directories and home, looked up once on the first
+    /// file check: they are fixed for the session, and knowing them lets a path below one be
+    /// resolved from there (fewer lookups) and renamed back to its configured form.
+    /// Directories that do not exist yet are left out, so paths below them are resolved from
+    /// the root each time.
+    fn real_anchors(&self) -> &[(PathBuf, PathBuf)] {
+        self.real_anchors.get_or_init(|| {
+            let home = paths::normalise(&self.home);
+            let mut out: Vec<(PathBuf, PathBuf)> = Vec::new();
+            for d in self.work_dirs.iter().chain([&home]) {
+                if !d.is_absolute() || out.iter().any(|(l, _)| l == d) {
+                    continue;
+                }
+                if let Some(r) = paths::real_path(d, None)
+                    && r.exists
+                {
+                    out.push((d.clone(), r.path));
+                }
+            }
+            // Deepest first, so a path in a project under home starts from the project.
+            out.sort_by_key(|(l, _)| std::cmp::Reverse(l.components().count()));
+            out
+        })
+    }
+
+    /// Names of a Bash file argument `a` relative to the command's `cwd`.
+    fn arg_spellings(&self, a: &str, cwd: &Path) -> Spellings {
+        let raw = paths::join(a, cwd, &self.home);
+        self.spellings(paths::normalise(&raw), &raw, false)
+    }
+
+    fn path_facts(&self, op: FileOp, names: &Spellings, f: &mut Facts) {
+        match op {
+            FileOp::Read => {
+                f.deny(names.any_hit(|p| self.deny.read_path(p)));
+                f.ask(names.any_hit(|p| self.ask.read_path(p)));
+                f.allow = first(f.allow, names.all_hit(|p| self.allow.read_path(p)));
+                f.auto = Some(if names.all(|p| self.inside(p)) {
                     Auto::ReadOnly
                 } else {
                     Auto::None
                 });
             }
-            Access::Write => {
-                f.deny(first(self.deny.edit_path(path), self.deny.read_path(path)));
-                f.ask(self.ask.edit_path(path));
-                if paths::is_protected(path) {
-                    f.guard = Some(Guard::Protected(path.to_path_buf()));
+            FileOp::Write | FileOp::Notebook => {
+                let read_deny = op == FileOp::Write;
+                f.deny(names.any_hit(|p| {
+                    let edit = self.deny.edit_path(p);
+                    if read_deny {
+                        first(edit, self.deny.read_path(p))
+                    } else {
+                        edit
+                    }
+                }));
+                f.ask(names.any_hit(|p| self.ask.edit_path(p)));
+                if let Some(p) = names.find(paths::is_protected) {
+                    f.guard = Some(Guard::Protected(p.to_path_buf()));
                 }
-                f.allow = first(f.allow, self.allow.edit_path(path));
-                f.auto = Some(if self.inside(path) {
+                f.allow = first(f.allow, names.all_hit(|p| self.allow.edit_path(p)));
+                f.auto = Some(if names.all(|p| self.inside(p)) {
                     Auto::Edit
                 } else {
                     Auto::None
@@ -846,9 +1098,9 @@ impl Permissions {
             // Recognised file readers: their file arguments are reads (2.4).
             if bash::FILE_READERS.contains(&program) {
                 for a in file_args(stripped, cmd) {
-                    let p = paths::resolve(a, &cwd, &self.home);
-                    f.deny(self.deny.read_path(&p));
-                    f.ask(self.ask.read_path(&p));
+                    let names = self.arg_spellings(a, &cwd);
+                    f.deny(names.any_hit(|p| self.deny.read_path(p)));
+                    f.ask(names.any_hit(|p| self.ask.read_path(p)));
                 }
             }
             if matches!(program, "rm" | "rmdir")
@@ -967,8 +1219,8 @@ impl Permissions {
             return self.inside(cwd);
         }
         args.iter().all(|a| {
-            let p = paths::resolve(a, cwd, &self.home);
-            self.inside(&p) && self.deny.read_path(&p).is_none()
+            let names = self.arg_spellings(a, cwd);
+            names.all(|p| self.inside(p)) && names.any_hit(|p| self.deny.read_path(p)).is_none()
         })
     }
 
@@ -992,19 +1244,18 @@ impl Permissions {
         }
         let mut ok = true;
         for a in args {
-            let path = paths::resolve(a, cwd, &self.home);
+            // `rm link` and `mv link` act on the link itself, but `cp x link`, `touch link`
+            // and `sed -i` reach the target; checking both is the safe reading for all.
+            let names = self.arg_spellings(a, cwd);
             if p != "sed" {
-                f.deny(first(
-                    self.deny.edit_path(&path),
-                    self.deny.read_path(&path),
-                ));
-                f.ask(self.ask.edit_path(&path));
-                if paths::is_protected(&path) {
-                    f.guard = Some(Guard::Protected(path.clone()));
+                f.deny(names.any_hit(|q| first(self.deny.edit_path(q), self.deny.read_path(q))));
+                f.ask(names.any_hit(|q| self.ask.edit_path(q)));
+                if let Some(q) = names.find(paths::is_protected) {
+                    f.guard = Some(Guard::Protected(q.to_path_buf()));
                     ok = false;
                 }
             }
-            ok &= self.inside(&path);
+            ok &= names.all(|q| self.inside(q));
         }
         ok
     }
@@ -1016,31 +1267,37 @@ impl Permissions {
         ) {
             return Cover::Free;
         }
-        let p = paths::resolve(&r.target, cwd, &self.home);
+        // A target the parser could not pin down (an expansion) names no real file, so it
+        // is checked as written only.
+        let names = if r.unknown {
+            Spellings::lexical(paths::resolve(&r.target, cwd, &self.home))
+        } else {
+            self.arg_spellings(&r.target, cwd)
+        };
         if r.write {
-            f.deny(first(self.deny.edit_path(&p), self.deny.read_path(&p)));
-            f.ask(self.ask.edit_path(&p));
+            f.deny(names.any_hit(|p| first(self.deny.edit_path(p), self.deny.read_path(p))));
+            f.ask(names.any_hit(|p| self.ask.edit_path(p)));
             if r.unknown {
                 return Cover::None;
             }
-            if paths::is_protected(&p) {
-                f.guard = Some(Guard::Protected(p));
+            if let Some(p) = names.find(paths::is_protected) {
+                f.guard = Some(Guard::Protected(p.to_path_buf()));
                 return Cover::None;
             }
-            match self.allow.edit_path(&p) {
+            match names.all_hit(|p| self.allow.edit_path(p)) {
                 Some(h) => Cover::Rule(Some(h)),
-                None if self.inside(&p) => Cover::Edit,
+                None if names.all(|p| self.inside(p)) => Cover::Edit,
                 None => Cover::None,
             }
         } else {
-            f.deny(self.deny.read_path(&p));
-            f.ask(self.ask.read_path(&p));
+            f.deny(names.any_hit(|p| self.deny.read_path(p)));
+            f.ask(names.any_hit(|p| self.ask.read_path(p)));
             if r.unknown {
                 return Cover::None;
             }
-            match self.allow.read_path(&p) {
+            match names.all_hit(|p| self.allow.read_path(p)) {
                 Some(h) => Cover::Rule(Some(h)),
-                None if self.inside(&p) => Cover::Free,
+                None if names.all(|p| self.inside(p)) => Cover::Free,
                 None => Cover::None,
             }
         }

@@ -7,6 +7,10 @@
 //! Tool calls go through [`Permissions::decide`]. When a WebAssembly guest touches the real
 //! world, the host asks [`Permissions::check_path`], [`Permissions::check_exec`] and
 //! [`Permissions::check_url`], which apply the same rules to the capability being used.
+//!
+//! Paths are normalised lexically, and file checks also resolve symlinks on the way (spec
+//! 2.4): a deny or ask rule applies if it matches the path or its target, an allow only if it
+//! matches both. Nothing else touches the filesystem.
 
 mod bash;
 mod engine;

@@ -92,7 +92,14 @@ fn windows_to_posix(s: &str) -> Option<String> {
 /// Resolves `p` against `cwd` (and `~` against `home`) and removes `.`/`..` lexically,
 /// without touching the filesystem.
 pub fn resolve(p: &str, cwd: &Path, home: &Path) -> PathBuf {
-    let joined = if p == "~" {
+    normalise(&join(p, cwd, home))
+}
+
+/// Makes `p` absolute against `cwd` (and `~` against `home`) but keeps its `.`/`..`
+/// components: after a symlink, `..` climbs from the link's target, not from the link, so
+/// [`real_path`] needs the path as written.
+pub fn join(p: &str, cwd: &Path, home: &Path) -> PathBuf {
+    if p == "~" {
         home.to_path_buf()
     } else if let Some(rest) = p.strip_prefix("~/") {
         home.join(rest)
@@ -100,8 +107,135 @@ pub fn resolve(p: &str, cwd: &Path, home: &Path) -> PathBuf {
         PathBuf::from(w)
     } else {
         cwd.join(p)
+    }
+}
+
+/// How many symlinks [`real_path`] follows before giving up, as Linux's `ELOOP` limit.
+const MAX_LINKS: usize = 40;
+
+/// The outcome of [`real_path`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RealPath {
+    /// The path with every symlink that exists resolved; components below the nearest
+    /// existing ancestor are appended lexically.
+    pub path: PathBuf,
+    /// Some symlink was followed on the way.
+    pub followed_link: bool,
+    /// Every component exists.
+    pub exists: bool,
+}
+
+/// Resolves symlinks in the absolute path `raw` the way the kernel would, like
+/// `realpath -m`: `..` after a link climbs from its target, a missing component ends the
+/// lookup and the rest is appended as written, and a dangling link resolves to its target.
+///
+/// `start` is a `(lexical, real)` pair for a directory already resolved: when `raw` lies
+/// below `lexical`, the walk starts at `real` and only looks up the components beneath it.
+///
+/// This is not `std::fs::canonicalize`: that fails on paths that do not exist yet (a file
+/// about to be written) and on dangling links, which are exactly the cases where knowing the
+/// target matters, and it would look every component up again after the `symlink_metadata`
+/// calls this walk needs anyway. One `lstat` per component is the whole cost; a path whose
+/// first missing component comes early costs only that far.
+///
+/// Returns `None` when the links form a loop: such a path cannot be opened, and its target
+/// cannot be named.
+pub fn real_path(raw: &Path, start: Option<(&Path, &Path)>) -> Option<RealPath> {
+    let (mut out, rest) = match start.and_then(|(lex, real)| {
+        raw.strip_prefix(lex)
+            .ok()
+            .map(|rest| (real.to_path_buf(), rest))
+    }) {
+        Some(s) => s,
+        None => (PathBuf::new(), raw),
     };
-    normalise(&joined)
+    // Pending components, last first, so a link's target can be pushed in front of the rest.
+    let mut pending: Vec<Component<'_>> = rest.components().rev().collect();
+    // Link targets are owned; their components are pushed as owned steps.
+    let mut owned: Vec<Step> = Vec::new();
+    let mut followed = 0usize;
+    let mut missing = false;
+    loop {
+        let step = match owned.pop() {
+            Some(s) => s,
+            None => match pending.pop() {
+                Some(c) => Step::from(c),
+                None => break,
+            },
+        };
+        match step {
+            Step::Prefix(p) => out = PathBuf::from(p),
+            Step::RootDir => {
+                // A rooted path keeps the current drive prefix, if any (Windows `\\x`).
+                let mut rooted = match out.components().next() {
+                    Some(Component::Prefix(p)) => PathBuf::from(p.as_os_str()),
+                    _ => PathBuf::new(),
+                };
+                rooted.push(Component::RootDir.as_os_str());
+                out = rooted;
+            }
+            Step::Cur => {}
+            Step::Parent => {
+                out.pop();
+            }
+            Step::Name(n) => {
+                out.push(&n);
+                if missing {
+                    continue;
+                }
+                match std::fs::symlink_metadata(&out) {
+                    Ok(m) if m.file_type().is_symlink() => {
+                        followed += 1;
+                        if followed > MAX_LINKS {
+                            return None;
+                        }
+                        // An unreadable link cannot be followed: treat it as the end of
+                        // what exists rather than guess a target.
+                        let Ok(target) = std::fs::read_link(&out) else {
+                            missing = true;
+                            continue;
+                        };
+                        out.pop();
+                        owned.extend(target.components().rev().map(Step::from));
+                    }
+                    Ok(_) => {}
+                    // Not found, not a directory, no permission: nothing below can be a link
+                    // this process could follow either.
+                    Err(_) => missing = true,
+                }
+            }
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out = PathBuf::from("/");
+    }
+    Some(RealPath {
+        path: out,
+        followed_link: followed > 0,
+        exists: !missing,
+    })
+}
+
+/// One component still to walk in [`real_path`], owned so link targets can supply them.
+#[derive(Debug)]
+enum Step {
+    Prefix(std::ffi::OsString),
+    RootDir,
+    Cur,
+    Parent,
+    Name(std::ffi::OsString),
+}
+
+impl From<Component<'_>> for Step {
+    fn from(c: Component<'_>) -> Step {
+        match c {
+            Component::Prefix(p) => Step::Prefix(p.as_os_str().to_owned()),
+            Component::RootDir => Step::RootDir,
+            Component::CurDir => Step::Cur,
+            Component::ParentDir => Step::Parent,
+            Component::Normal(n) => Step::Name(n.to_owned()),
+        }
+    }
 }
 
 /// Removes `.` and `..` components lexically.
@@ -267,6 +401,36 @@ mod tests {
             resolve("~/f", Path::new("/a"), Path::new("/h")),
             PathBuf::from("/h/f")
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn real_path_follows_links_like_the_kernel() {
+        use std::os::unix::fs::symlink;
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = t.path().canonicalize().expect("canonical");
+        std::fs::create_dir_all(root.join("a/b")).expect("mkdir");
+        symlink("a/b", root.join("l")).expect("symlink");
+        symlink("missing", root.join("dangling")).expect("symlink");
+        symlink("loop", root.join("loop")).expect("symlink");
+
+        let r = real_path(&root.join("l/f"), None).expect("resolves");
+        assert_eq!(r.path, root.join("a/b/f"));
+        assert!(r.followed_link && !r.exists);
+        // `..` after a link climbs from the target.
+        let r = real_path(&root.join("l/../x"), None).expect("resolves");
+        assert_eq!(r.path, root.join("a/x"));
+        let r = real_path(&root.join("dangling"), None).expect("resolves");
+        assert_eq!(r.path, root.join("missing"));
+        let r = real_path(&root.join("a/b"), None).expect("resolves");
+        assert_eq!(r.path, root.join("a/b"));
+        assert!(!r.followed_link && r.exists);
+        // Starting from a resolved directory gives the same answer.
+        let alias = root.join("l");
+        let real = root.join("a/b");
+        let r = real_path(&root.join("l/f"), Some((&alias, &real))).expect("resolves");
+        assert_eq!(r.path, root.join("a/b/f"));
+        assert_eq!(real_path(&root.join("loop"), None), None);
     }
 
     #[test]
