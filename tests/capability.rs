@@ -176,7 +176,8 @@ fn the_capability_boundary_catches_what_the_text_misses() {
     let p = project(&["Read(./.env)", "Bash(git push *)"]);
     let perms = load_permissions(&p.dir, &p.opts).expect("permissions");
     let rows = [
-        ("cat link", Verdict::Allow),
+        // Claude Code checks a symlink's target too (spec 2.4), so the text level sees this one.
+        ("cat link", Verdict::Deny),
         ("bash -c 'git push'", Verdict::Ask),
         ("sh -c 'cat .env'", Verdict::Ask),
         ("python3 -c 'print(open(\".env\").read())'", Verdict::Ask),
@@ -194,9 +195,9 @@ fn the_capability_boundary_catches_what_the_text_misses() {
             other => panic!("`{command}` should be denied at the boundary, got {other:?}"),
         }
     }
-    // The Read tool on a symlink: the text sees `link`, the capability sees `.env`.
+    // The Read tool on a symlink: both levels resolve `link` to `.env` (spec 2.4).
     let d = perms.decide("Read", &json!({ "file_path": p.dir.join("link") }), None);
-    assert_eq!(d.decision, Verdict::Allow, "{}", d.reason);
+    assert_eq!(d.decision, Verdict::Deny, "{}", d.reason);
     assert_denied(
         &p.run("Read", json!({"file_path": "link"})),
         "Read link",

@@ -17,12 +17,12 @@ fn warden(args: &[&str], home: &Path, stdin: &str) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn warden");
-    child
+    // warden may exit before reading stdin (an unknown event); that is not a failure here.
+    let _ = child
         .stdin
         .take()
         .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write stdin");
+        .write_all(stdin.as_bytes());
     child.wait_with_output().expect("wait")
 }
 

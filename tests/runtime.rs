@@ -201,12 +201,12 @@ fn run_cli(args: &[&str], stdin: &str) -> std::process::Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn warden");
-    child
+    // warden may exit before reading stdin (an unknown event); that is not a failure here.
+    let _ = child
         .stdin
         .take()
         .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write stdin");
+        .write_all(stdin.as_bytes());
     child.wait_with_output().expect("wait")
 }
 
@@ -521,8 +521,5 @@ fn demo_runs() {
         .lines()
         .find(|l| l.trim_start().starts_with("Read(link)"))
         .expect("Read(link) row");
-    assert!(
-        link_row.contains("DENIED"),
-        "{link_row}"
-    );
+    assert!(link_row.contains("DENIED"), "{link_row}");
 }
