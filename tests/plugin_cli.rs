@@ -753,3 +753,92 @@ fn installed_protect_secrets_denies_reading_env_through_warden_hook() {
     assert!(o.status.success(), "{}", show(&o));
     assert!(!stdout(&o).contains("\"deny\""), "{}", show(&o));
 }
+
+/// `warden plugin update` killed with SIGKILL in the middle of copying the new version: the
+/// previous version stays installed, verified and loadable, the state files stay valid JSON,
+/// and the next update succeeds.
+#[test]
+fn update_killed_midway_keeps_the_previous_version() {
+    let home = Home::new();
+    let (_t, root) = tempdir();
+    let mkt = root.join("mkt");
+    let proj = root.join("proj");
+    std::fs::create_dir_all(&proj).expect("mkdir");
+    write(
+        &mkt.join(".claude-plugin/marketplace.json"),
+        &json!({"name": "m", "owner": {"name": "t"}, "plugins": [{"name": "big", "source": "./big"}]}).to_string(),
+    );
+    let manifest = |v: &str| json!({"name": "big", "version": v}).to_string();
+    write(
+        &mkt.join("big/.claude-plugin/plugin.json"),
+        &manifest("1.0.0"),
+    );
+    write(
+        &mkt.join("big/skills/review/SKILL.md"),
+        "---\nname: review\ndescription: Review code\n---\nReview.\n",
+    );
+    home.ok(
+        &proj,
+        &["plugin", "marketplace", "add", mkt.to_str().expect("utf-8")],
+    );
+    home.ok(&proj, &["plugin", "install", "big@m"]);
+    let v1 = home.installed(&proj);
+    let v1_path = PathBuf::from(v1[0]["installPath"].as_str().expect("installPath"));
+
+    // Version 2 has many files; the copy is slowed down so the kill lands in the middle of it.
+    write(
+        &mkt.join("big/.claude-plugin/plugin.json"),
+        &manifest("2.0.0"),
+    );
+    for i in 0..40 {
+        write(
+            &mkt.join(format!("big/data/f{i:02}.txt")),
+            &format!("file {i}"),
+        );
+    }
+    let mut child = home
+        .cmd(&proj, &["plugin", "update", "big@m"])
+        .env(warden_plugins::COPY_DELAY_ENV, "100")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn warden");
+    let staging = home.path.join("plugins/.tmp");
+    let mut copying = false;
+    for _ in 0..400 {
+        let copied = std::fs::read_dir(&staging)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_dir(e.path().join("plugin/data")).ok())
+            .map(|rd| rd.count())
+            .max()
+            .unwrap_or(0);
+        if copied >= 3 {
+            copying = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
+    child.kill().expect("SIGKILL");
+    child.wait().expect("wait");
+    assert!(copying, "the update never reached the copy");
+
+    read_json(&home.path.join("plugins/installed_plugins.json"));
+    read_json(&home.path.join("plugins/known_marketplaces.json"));
+    let after = home.installed(&proj);
+    assert_eq!(after[0]["version"], "1.0.0");
+    assert!(v1_path.join("skills/review/SKILL.md").is_file());
+    home.ok(&proj, &["plugin", "verify"]);
+
+    home.ok(&proj, &["plugin", "update", "big@m"]);
+    let v2 = home.installed(&proj);
+    assert_eq!(v2[0]["version"], "2.0.0");
+    let v2_path = PathBuf::from(v2[0]["installPath"].as_str().expect("installPath"));
+    assert_eq!(
+        std::fs::read_dir(v2_path.join("data"))
+            .expect("data")
+            .count(),
+        40
+    );
+}
