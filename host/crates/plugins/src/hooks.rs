@@ -22,85 +22,33 @@ use serde_json::{Map, Value};
 use crate::diag::Diagnostic;
 use crate::util::{did_you_mean, locate_key, type_name};
 
-/// Every hook event name Claude Code knows.
-pub const EVENTS: &[&str] = &[
-    "SessionStart",
-    "Setup",
-    "InstructionsLoaded",
-    "UserPromptSubmit",
-    "UserPromptExpansion",
-    "MessageDisplay",
-    "PreToolUse",
-    "PermissionRequest",
-    "PermissionDenied",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PostToolBatch",
-    "Notification",
-    "SubagentStart",
-    "SubagentStop",
-    "TaskCreated",
-    "TaskCompleted",
-    "Stop",
-    "StopFailure",
-    "TeammateIdle",
-    "ConfigChange",
-    "CwdChanged",
-    "DirectoryAdded",
-    "FileChanged",
-    "WorktreeCreate",
-    "WorktreeRemove",
-    "PreCompact",
-    "PostCompact",
-    "Elicitation",
-    "ElicitationResult",
-    "SessionEnd",
-    "PreModelSwitch",
-    "PostModelSwitch",
-];
+/// Every hook event name Claude Code knows (the hook engine's list, so the two never drift).
+pub static EVENTS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    warden_hooks::Event::ALL
+        .iter()
+        .map(|e| e.as_str())
+        .collect()
+});
 
 /// Claude Code's handler types.
 pub const HANDLER_TYPES: &[&str] = &["command", "http", "mcp_tool", "prompt", "agent"];
 
-const TOOL_EVENTS: &[&str] = &[
-    "PreToolUse",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PermissionRequest",
-    "PermissionDenied",
-];
-const CHT_ONLY: &[&str] = &[
-    "ConfigChange",
-    "CwdChanged",
-    "DirectoryAdded",
-    "Elicitation",
-    "ElicitationResult",
-    "FileChanged",
-    "InstructionsLoaded",
-    "MessageDisplay",
-    "Notification",
-    "PostCompact",
-    "PreCompact",
-    "SessionEnd",
-    "StopFailure",
-    "SubagentStart",
-    "WorktreeCreate",
-    "WorktreeRemove",
-];
-const CT_ONLY: &[&str] = &["SessionStart", "Setup"];
-
 /// Whether `event` accepts handlers of `kind` (`wasm` runs wherever `command` does).
 pub fn event_supports(event: &str, kind: &str) -> bool {
-    if kind == "wasm" || kind == "command" || kind == "mcp_tool" {
-        return true;
-    }
-    if CT_ONLY.contains(&event) {
-        return false;
-    }
-    if CHT_ONLY.contains(&event) {
-        return kind == "http";
-    }
-    true
+    use warden_hooks::HandlerType as T;
+    let ty = match kind {
+        "command" => T::Command,
+        "http" => T::Http,
+        "mcp_tool" => T::McpTool,
+        "prompt" => T::Prompt,
+        "agent" => T::Agent,
+        "wasm" => T::Wasm,
+        // Unknown types and events are reported elsewhere; do not add a second diagnostic.
+        _ => return true,
+    };
+    event
+        .parse::<warden_hooks::Event>()
+        .map_or(true, |e| e.supports(ty))
 }
 
 /// Where a hooks object comes from, which decides the handler types allowed.
@@ -174,7 +122,7 @@ pub(crate) fn check_hooks(
             continue;
         }
         if !EVENTS.contains(&event.as_str()) {
-            let hint = did_you_mean(event, EVENTS)
+            let hint = did_you_mean(event, &EVENTS)
                 .map(|s| format!(" (did you mean `{s}`?)"))
                 .unwrap_or_default();
             diags.push(
@@ -485,7 +433,11 @@ fn check_handler(
             ok = false;
         }
     }
-    if h.contains_key("if") && !TOOL_EVENTS.contains(&event) {
+    if h.contains_key("if")
+        && !event
+            .parse::<warden_hooks::Event>()
+            .is_ok_and(|e| e.is_tool_event())
+    {
         diags.push(
             Diagnostic::warning(
                 file,
@@ -496,7 +448,7 @@ fn check_handler(
     }
     if ok && !event_supports(event, kind) {
         diags.push(
-            Diagnostic::warning(file, format!("`{event}` does not support `{kind}` hooks (only command/mcp_tool{}); the handler is skipped", if CT_ONLY.contains(&event) { "" } else { "/http" }))
+            Diagnostic::warning(file, format!("`{event}` does not support `{kind}` hooks (only command/mcp_tool{}); the handler is skipped", if event_supports(event, "http") { "/http" } else { "" }))
                 .at(pos("type")),
         );
         return false;
