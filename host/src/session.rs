@@ -203,21 +203,35 @@ pub fn to_runtime_grant(
 pub struct WasmRunner {
     config: RuntimeConfig,
     runtime: OnceLock<Result<Arc<Runtime>, String>>,
-    grants: HashMap<(String, String), Grant>,
+    /// Per plugin id, per component name: looked up by `&str` on every call, without building
+    /// an owned key.
+    components: HashMap<String, HashMap<String, ComponentSlot>>,
+    /// Loaded components by file and grant, so components sharing a file compile once.
     loaded: Mutex<HashMap<(PathBuf, Grant), Arc<LoadedComponent>>>,
     policy: Arc<dyn Policy>,
+}
+
+/// A declared component: its grant, and the component last loaded for it (with the file it
+/// was loaded from).
+struct ComponentSlot {
+    grant: Grant,
+    loaded: Mutex<Option<(PathBuf, Arc<LoadedComponent>)>>,
 }
 
 impl WasmRunner {
     /// A runner for `session`'s plugins; capability uses are also checked by `policy`.
     pub fn new(session: &Session, config: RuntimeConfig, policy: Arc<dyn Policy>) -> Self {
-        let mut grants = HashMap::new();
+        let mut components: HashMap<String, HashMap<String, ComponentSlot>> = HashMap::new();
         for p in &session.plugins {
             if let Some(w) = &p.plugin.warden {
+                let slots = components.entry(p.id.clone()).or_default();
                 for name in w.components.keys() {
-                    grants.insert(
-                        (p.id.clone(), name.clone()),
-                        session.component_grant(&p.id, name),
+                    slots.insert(
+                        name.clone(),
+                        ComponentSlot {
+                            grant: session.component_grant(&p.id, name),
+                            loaded: Mutex::new(None),
+                        },
                     );
                 }
             }
@@ -225,7 +239,7 @@ impl WasmRunner {
         WasmRunner {
             config,
             runtime: OnceLock::new(),
-            grants,
+            components,
             loaded: Mutex::new(HashMap::new()),
             policy,
         }
@@ -266,6 +280,24 @@ impl WasmRunner {
             .insert(key, c.clone());
         Ok(c)
     }
+
+    /// The component for `slot` at `path`, loading it on first use (or when the file changed).
+    fn slot_component(
+        &self,
+        rt: &Runtime,
+        slot: &ComponentSlot,
+        path: &Path,
+    ) -> Result<Arc<LoadedComponent>, String> {
+        if let Some((p, c)) = &*slot.loaded.lock().unwrap_or_else(|p| p.into_inner())
+            && p == path
+        {
+            return Ok(c.clone());
+        }
+        let c = self.component(rt, path, &slot.grant)?;
+        *slot.loaded.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((path.to_path_buf(), c.clone()));
+        Ok(c)
+    }
 }
 
 impl WasmHookRunner for WasmRunner {
@@ -279,31 +311,39 @@ impl WasmHookRunner for WasmRunner {
                 Ok(rt) => rt,
                 Err(e) => return failed(e),
             };
-            let grant = self
-                .grants
-                .get(&(call.plugin_id.clone(), call.component_name.clone()))
-                .cloned()
-                .unwrap_or_default();
-            let component = match self.component(&rt, &call.component, &grant) {
+            let slot = self
+                .components
+                .get(call.plugin_id.as_str())
+                .and_then(|c| c.get(call.component_name.as_str()));
+            let no_grant = Grant::default();
+            let (grant, component) = match slot {
+                Some(slot) => (&slot.grant, self.slot_component(&rt, slot, &call.component)),
+                None => (&no_grant, self.component(&rt, &call.component, &no_grant)),
+            };
+            let component = match component {
                 Ok(c) => c,
                 Err(e) => return failed(e),
             };
             let limits = Limits::with_deadline(call.timeout.max(Duration::from_millis(1)));
-            let mut ctx = CallContext::new(&call.project_dir, &grant);
-            ctx.policy = self.policy.clone();
-            let event = call.event.to_string();
+            let ctx = CallContext::with_policy(&call.project_dir, grant, self.policy.clone());
+            let event = call.event.as_str();
             match rt
-                .call_hook(&component, &event, &call.input, &limits, ctx)
+                .call_hook(&component, event, &call.input, &limits, ctx)
                 .await
             {
                 Ok(done) => {
-                    let out = done.result.to_cc_output(&event);
+                    let out = done.result.to_cc_output(event);
                     let stderr = match (out.stderr, done.stderr.text.is_empty()) {
                         (Some(reason), _) => reason,
                         (None, false) => done.stderr.text,
                         (None, true) => String::new(),
                     };
-                    RawOutcome::exited(out.exit_code, out.json.to_string(), stderr)
+                    // The typed result goes to classification as the JSON object it renders
+                    // to, not as text to be parsed again.
+                    match out.json {
+                        Value::Object(json) => RawOutcome::exited_json(out.exit_code, json, stderr),
+                        other => RawOutcome::exited(out.exit_code, other.to_string(), stderr),
+                    }
                 }
                 Err(e @ crate::runtime::RuntimeError::Deadline { .. }) => RawOutcome {
                     timed_out: true,

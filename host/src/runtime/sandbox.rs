@@ -58,6 +58,12 @@ impl CallContext {
     /// A context for `cwd` with no extra policy, taking granted variables from the host's
     /// environment.
     pub fn new(cwd: impl Into<PathBuf>, grant: &Grant) -> Self {
+        Self::with_policy(cwd, grant, Arc::new(UnrestrictedPolicy))
+    }
+
+    /// A context for `cwd` checked by `policy`, taking granted variables from the host's
+    /// environment.
+    pub fn with_policy(cwd: impl Into<PathBuf>, grant: &Grant, policy: Arc<dyn Policy>) -> Self {
         let env = grant
             .env
             .iter()
@@ -65,7 +71,7 @@ impl CallContext {
             .collect();
         CallContext {
             cwd: cwd.into(),
-            policy: Arc::new(UnrestrictedPolicy),
+            policy,
             env,
         }
     }
