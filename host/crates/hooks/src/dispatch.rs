@@ -6,8 +6,8 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context as TaskContext, Poll};
 use std::time::{Duration, Instant};
 
@@ -361,23 +361,20 @@ pub async fn dispatch(
         runs.push((hook, timeout));
     }
     let collector = Arc::new(Collector::new(runs.len()));
-    // The dispatching task runs one handler itself instead of idling until the others finish:
-    // one task fewer to spawn and wake, and a lone handler needs no task at all.
-    let inline = runs.pop();
-    let mut tasks = AbortOnDrop(Vec::with_capacity(runs.len()));
-    for (hook, timeout) in runs {
-        let ctx = ctx.clone();
-        let slot = Slot::new(collector.clone(), hook.clone());
-        let task = tokio::spawn(async move { slot.fill(run_handler(&ctx, hook, timeout).await) });
-        tasks.0.push(task.abort_handle());
+    let helpers = runs.len().saturating_sub(1).min(helper_limit());
+    let queue = Arc::new(Queue {
+        runs,
+        next: AtomicUsize::new(0),
+    });
+    let mut tasks = AbortOnDrop(Vec::with_capacity(helpers));
+    for _ in 0..helpers {
+        let claimer = Claimer::new(&ctx, &queue, &collector);
+        tasks.0.push(tokio::spawn(claimer).abort_handle());
     }
-    if let Some((hook, timeout)) = inline {
-        let slot = Slot::new(collector.clone(), hook.clone());
-        // A panicking handler must become a notice here too, as it does in its own task.
-        if let Some(report) = CatchUnwind(Box::pin(run_handler(&ctx, hook, timeout))).await {
-            slot.fill(report);
-        }
-    }
+    // The dispatching task claims handlers too instead of idling until the helpers finish: it
+    // starts at once, while a helper may first have to be woken, and a lone handler needs no
+    // task at all.
+    Claimer::new(&ctx, &queue, &collector).await;
     collector.wait().await;
     tasks.0.clear();
     let (finished, failures) = collector.take();
@@ -398,10 +395,10 @@ pub async fn dispatch(
 }
 
 /// Runs one handler and reports it.
-async fn run_handler(ctx: &Ctx, hook: Arc<RegisteredHook>, timeout: Duration) -> HandlerReport {
+async fn run_handler(ctx: Arc<Ctx>, hook: Arc<RegisteredHook>, timeout: Duration) -> HandlerReport {
     let started = Instant::now();
     let label = hook.handler.label();
-    let (result, exit_code) = run_one(ctx, &hook, &label, timeout).await;
+    let (result, exit_code) = run_one(&ctx, &hook, &label, timeout).await;
     if hook.handler.once && result.outcome == Outcome::Success {
         hook.spent.store(true, Ordering::Release);
     }
@@ -511,7 +508,7 @@ impl Drop for Slot {
     }
 }
 
-/// Aborts the handler tasks of a dispatch that is dropped before they finish (a cancelled
+/// Aborts the helper tasks of a dispatch that is dropped before they finish (a cancelled
 /// dispatch must not leave hooks running).
 struct AbortOnDrop(Vec<tokio::task::AbortHandle>);
 
@@ -523,18 +520,93 @@ impl Drop for AbortOnDrop {
     }
 }
 
-/// Resolves to `None` when the wrapped future panics.
-struct CatchUnwind<F>(Pin<Box<F>>);
+/// How many helper tasks a dispatch may spawn: one per other core the runtime can use, since
+/// the dispatching task claims handlers itself.
+fn helper_limit() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from));
+    let workers = tokio::runtime::Handle::try_current().map_or(1, |h| h.metrics().num_workers());
+    cores.saturating_sub(1).min(workers).max(1)
+}
 
-impl<F: Future> Future for CatchUnwind<F> {
-    type Output = Option<F::Output>;
+/// The handlers of one dispatch that have not started yet, claimed in order.
+struct Queue {
+    runs: Vec<(Arc<RegisteredHook>, Duration)>,
+    next: AtomicUsize,
+}
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
-        let fut = self.0.as_mut();
-        match std::panic::catch_unwind(AssertUnwindSafe(|| fut.poll(cx))) {
-            Ok(Poll::Ready(v)) => Poll::Ready(Some(v)),
-            Ok(Poll::Pending) => Poll::Pending,
-            Err(_) => Poll::Ready(None),
+impl Queue {
+    fn claim(&self) -> Option<&(Arc<RegisteredHook>, Duration)> {
+        self.runs.get(self.next.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+type HandlerFuture = Pin<Box<dyn Future<Output = HandlerReport> + Send>>;
+
+/// Claims handlers from a [`Queue`] and runs them concurrently: each claimed handler is polled
+/// at once, and one that has to wait (a process, a request) is kept in flight while the
+/// claimer moves on. A WASM handler usually completes in that first poll, so the handlers'
+/// CPU work spreads over the claimers without a task per handler, and no handler ever waits
+/// behind another's I/O.
+struct Claimer {
+    ctx: Arc<Ctx>,
+    queue: Arc<Queue>,
+    collector: Arc<Collector>,
+    running: Vec<(HandlerFuture, Slot)>,
+}
+
+impl Claimer {
+    fn new(ctx: &Arc<Ctx>, queue: &Arc<Queue>, collector: &Arc<Collector>) -> Self {
+        Claimer {
+            ctx: ctx.clone(),
+            queue: queue.clone(),
+            collector: collector.clone(),
+            running: Vec::new(),
+        }
+    }
+}
+
+/// Polls a handler, turning a panic into `Ready(None)`: a panicking handler becomes a notice,
+/// as it would in a task of its own.
+fn poll_handler(fut: &mut HandlerFuture, cx: &mut TaskContext<'_>) -> Poll<Option<HandlerReport>> {
+    match std::panic::catch_unwind(AssertUnwindSafe(|| fut.as_mut().poll(cx))) {
+        Ok(Poll::Ready(r)) => Poll::Ready(Some(r)),
+        Ok(Poll::Pending) => Poll::Pending,
+        Err(_) => Poll::Ready(None),
+    }
+}
+
+impl Future for Claimer {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        let this = &mut *self;
+        let mut i = 0;
+        while i < this.running.len() {
+            match poll_handler(&mut this.running[i].0, cx) {
+                Poll::Pending => i += 1,
+                Poll::Ready(report) => {
+                    let (_, slot) = this.running.swap_remove(i);
+                    if let Some(r) = report {
+                        slot.fill(r);
+                    }
+                }
+            }
+        }
+        while let Some((hook, timeout)) = this.queue.claim() {
+            let slot = Slot::new(this.collector.clone(), hook.clone());
+            let mut fut: HandlerFuture =
+                Box::pin(run_handler(this.ctx.clone(), hook.clone(), *timeout));
+            match poll_handler(&mut fut, cx) {
+                Poll::Pending => this.running.push((fut, slot)),
+                Poll::Ready(Some(r)) => slot.fill(r),
+                Poll::Ready(None) => drop(slot),
+            }
+        }
+        if this.running.is_empty() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
         }
     }
 }
