@@ -710,9 +710,16 @@ fn installed_protect_secrets_denies_reading_env_through_warden_hook() {
             "project",
         ],
     );
+    // Install compiled the component ahead of its first use.
+    let compiled = std::fs::read_dir(home.path.join("cache"))
+        .expect("compile cache")
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        .count();
+    assert_eq!(compiled, 1);
 
     let input = json!({
-        "session_id": "71cfac67-90e0-43e2-abeb-b74b74b35d8e",
+        "session_id": "00000000-1111-4222-8333-444444444444",
         "transcript_path": "/dev/null",
         "cwd": project,
         "permission_mode": "default",
