@@ -28,7 +28,7 @@ use warden_instructions::{
     CommandRunner, Context, ContextOptions, LoadReason, MemoryFile, PluginContent, RenderError,
     RenderOptions, RenderedSkill, SkillSource, Warning,
 };
-use warden_permissions::{Options, Permissions, PermissionsError, Verdict};
+use warden_permissions::{Permissions, PermissionsError, Verdict};
 
 use crate::capability::{AskAt, PermissionPolicy};
 use crate::runtime::RuntimeConfig;
@@ -124,25 +124,6 @@ pub fn session_warnings(session: &Session) -> Vec<Warning> {
     out
 }
 
-/// The session's permission rules, as a session started in its directory has them: the
-/// workspace counts as trusted (starting a session there accepts it), the mode comes from
-/// settings, and `allowed_tools` are added like `--allowedTools` rules.
-pub fn session_permissions(
-    session: &Session,
-    allowed_tools: &[String],
-) -> Result<Permissions, PermissionsError> {
-    let opts = Options {
-        cwd: session.cwd.clone(),
-        home: std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/")),
-        allowed_tools: allowed_tools.to_vec(),
-        trusted: true,
-        ..Options::default()
-    };
-    Permissions::from_settings(&session.settings, &opts)
-}
-
 /// Runs a skill's injected commands, each only after the permission engine allows it as a
 /// `Bash` tool call. There is no way around the check: a denied command names the rule that
 /// denied it, and one the rules would ask about is refused, since nobody can answer while a
@@ -173,7 +154,7 @@ impl PermissionCheckedRunner {
         session: &Session,
         allowed_tools: &[String],
     ) -> Result<Self, PermissionsError> {
-        Ok(Self::new(session_permissions(session, allowed_tools)?))
+        Ok(Self::new(session.permissions(None, allowed_tools)?))
     }
 
     /// Replaces the time limit of each command.
@@ -499,7 +480,7 @@ pub fn instructions_loaded_input(common: &CommonFields, file: &MemoryFile) -> Va
 /// (also `CLAUDE_PROJECT_DIR`), and WASM hooks run with their plugin's grant under the session's
 /// permission rules, accesses the rules would ask about being refused (nobody can answer).
 pub fn dispatch_options(session: &Session) -> Result<DispatchOptions, PermissionsError> {
-    let perms = Arc::new(session_permissions(session, &[])?);
+    let perms = Arc::new(session.permissions(None, &[])?);
     let policy = Arc::new(PermissionPolicy::new(perms, AskAt::Deny));
     // One short-lived process: the on-demand allocator starts faster than a pool.
     let config = RuntimeConfig {

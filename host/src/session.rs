@@ -146,6 +146,27 @@ impl Session {
         builder.build()
     }
 
+    /// The session's permission rules, as a session started in its directory has them: the
+    /// workspace counts as trusted (starting a session there accepts it), `mode` overrides the
+    /// settings' `defaultMode`, and `allowed_tools` are added like `--allowedTools` rules.
+    pub fn permissions(
+        &self,
+        mode: Option<warden_permissions::Mode>,
+        allowed_tools: &[String],
+    ) -> Result<warden_permissions::Permissions, warden_permissions::PermissionsError> {
+        let opts = warden_permissions::Options {
+            cwd: self.cwd.clone(),
+            home: std::env::var_os("HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/")),
+            mode,
+            allowed_tools: allowed_tools.to_vec(),
+            trusted: true,
+            ..warden_permissions::Options::default()
+        };
+        warden_permissions::Permissions::from_settings(&self.settings, &opts)
+    }
+
     /// The runtime grant of one component of one plugin: nothing unless the user granted it.
     /// Paths in the grant may use `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}`,
     /// `${CLAUDE_PROJECT_DIR}` and `~`.

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use warden::runtime::{RuntimeConfig, UnrestrictedPolicy};
 use warden::session::{Session, SessionOptions, WasmRunner};
 use warden_hooks::{DispatchOptions, Event, PermissionDecision, dispatch};
-use warden_permissions::{HookDecision, Mode, Options, Permissions, Verdict};
+use warden_permissions::{HookDecision, Mode, Verdict};
 
 /// Arguments.
 #[derive(clap::Args)]
@@ -74,16 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     opts.cli_settings = args.settings.clone();
     opts.plugin_dirs = args.plugin_dirs.clone();
     let session = Session::load(&opts);
-    let popts = Options {
-        cwd: cwd.clone(),
-        home: std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_default(),
-        mode,
-        trusted: true,
-        ..Options::default()
-    };
-    let perms = match Permissions::from_settings(&session.settings, &popts) {
+    let perms = match session.permissions(mode, &[]) {
         Ok(p) => p,
         Err(e) => return unusable(e),
     };

@@ -22,10 +22,10 @@ use warden::runtime::{
     CallContext, Grant, Limits, Runtime, RuntimeConfig, ToolCallOutcome, UnrestrictedPolicy, World,
 };
 use warden::session::{Session, SessionOptions, WasmRunner};
-use warden::tools::{ToolOptions, ToolRunner};
+use warden::tools::{ToolOptions, ToolRunner, load_permissions};
 use warden_config::{Home, Scope};
 use warden_hooks::{DispatchOptions, Event, dispatch, to_cc_output};
-use warden_permissions::{Options, Permissions, Verdict};
+use warden_permissions::Verdict;
 use warden_plugins::{InstallOptions, PluginManager};
 
 /// Arguments.
@@ -208,22 +208,11 @@ fn rules_at_the_boundary(tmp: &Path, config: &RuntimeConfig) -> anyhow::Result<(
 
     let opts = ToolOptions {
         home: Some(tmp.join("home")),
+        user_home: Some(tmp.to_path_buf()),
         trusted: true,
         ..ToolOptions::default()
     };
-    let perms = Permissions::from_settings(
-        &warden_config::Settings::load(&{
-            let mut l = warden_config::LoadOptions::new(&project, Home::new(tmp.join("home")));
-            l.managed_dir = None;
-            l
-        }),
-        &Options {
-            cwd: project.clone(),
-            home: tmp.to_path_buf(),
-            trusted: true,
-            ..Options::default()
-        },
-    )?;
+    let perms = load_permissions(&project, &opts)?;
     let runner = ToolRunner::new(config.clone())?;
     let cases = [
         ("Read", json!({"file_path": "README.md"})),
