@@ -1,9 +1,17 @@
+use std::borrow::Cow;
+use std::cell::OnceCell;
+
 use serde::Deserialize;
 use serde_json::Value;
 
-/// An event as Claude Code sends it to hooks, with the fields every event shares and the
-/// whole input kept for anything event-specific.
-#[derive(Debug, Clone, PartialEq)]
+/// An event as Claude Code sends it to hooks: the fields every event shares, the tool call
+/// of tool events, and the whole input for anything event-specific.
+///
+/// Parsing reads only the shared fields and the tool call; the complete input is parsed the
+/// first time [`input`](HookEvent::input) (or [`payload`](HookEvent::payload) or
+/// [`str`](HookEvent::str)) asks for it, since most hooks never need it and every call runs
+/// in a fresh sandbox that would pay for it each time.
+#[derive(Debug, Clone)]
 pub struct HookEvent {
     /// The event name (`PreToolUse`, `Stop`, ...).
     pub name: String,
@@ -15,57 +23,112 @@ pub struct HookEvent {
     pub cwd: String,
     /// `permission_mode`, when the event carries one.
     pub permission_mode: Option<String>,
-    /// The complete input object.
-    pub input: Value,
+    tool: Option<Tool>,
+    raw: String,
+    input: OnceCell<Value>,
 }
 
+#[derive(Debug, Clone)]
+struct Tool {
+    name: String,
+    input: Value,
+    use_id: Option<String>,
+}
+
+/// The fields read eagerly; everything else is skipped without being built.
 #[derive(Deserialize)]
-struct Common {
+struct Head<'a> {
+    #[serde(default, borrow)]
+    session_id: Cow<'a, str>,
+    #[serde(default, borrow)]
+    transcript_path: Cow<'a, str>,
+    #[serde(default, borrow)]
+    cwd: Cow<'a, str>,
+    #[serde(default, borrow)]
+    permission_mode: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_name: Option<Cow<'a, str>>,
     #[serde(default)]
-    session_id: String,
-    #[serde(default)]
-    transcript_path: String,
-    #[serde(default)]
-    cwd: String,
-    #[serde(default)]
-    permission_mode: Option<String>,
+    tool_input: Option<Value>,
+    #[serde(default, borrow)]
+    tool_use_id: Option<Cow<'a, str>>,
+}
+
+impl PartialEq for HookEvent {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.input() == other.input()
+    }
 }
 
 impl HookEvent {
-    /// Parses an event's input JSON.
+    /// Parses an event's input JSON, which must be an object.
     pub fn parse(name: &str, input: &str) -> Result<Self, serde_json::Error> {
-        let value: Value = serde_json::from_str(input)?;
-        let common = Common::deserialize(&value)?;
+        Self::parse_owned(name, input.to_string())
+    }
+
+    /// Like [`parse`](HookEvent::parse), keeping `input` as the event's raw text.
+    pub fn parse_owned(name: &str, input: String) -> Result<Self, serde_json::Error> {
+        let head = parse_head(&input)?;
+        let tool = head.tool_name.map(|n| Tool {
+            name: n.into_owned(),
+            input: head.tool_input.unwrap_or(Value::Null),
+            use_id: head.tool_use_id.map(Cow::into_owned),
+        });
         Ok(HookEvent {
             name: name.to_string(),
-            session_id: common.session_id,
-            transcript_path: common.transcript_path,
-            cwd: common.cwd,
-            permission_mode: common.permission_mode,
-            input: value,
+            session_id: head.session_id.into_owned(),
+            transcript_path: head.transcript_path.into_owned(),
+            cwd: head.cwd.into_owned(),
+            permission_mode: head.permission_mode.map(Cow::into_owned),
+            tool,
+            input: OnceCell::new(),
+            raw: input,
         })
+    }
+
+    /// The complete input object.
+    pub fn input(&self) -> &Value {
+        // `parse` already checked that the text is one JSON object.
+        self.input
+            .get_or_init(|| serde_json::from_str(&self.raw).unwrap_or(Value::Null))
+    }
+
+    /// The input exactly as the host sent it.
+    pub fn raw_input(&self) -> &str {
+        &self.raw
     }
 
     /// The tool call, for tool events (`PreToolUse`, `PostToolUse`, `PostToolUseFailure`,
     /// `PermissionRequest`, `PermissionDenied`).
     pub fn tool_call(&self) -> Option<ToolCall<'_>> {
-        let tool_name = self.input.get("tool_name")?.as_str()?;
+        let tool = self.tool.as_ref()?;
         Some(ToolCall {
-            tool_name,
-            tool_input: self.input.get("tool_input").unwrap_or(&Value::Null),
-            tool_use_id: self.input.get("tool_use_id").and_then(Value::as_str),
+            tool_name: &tool.name,
+            tool_input: &tool.input,
+            tool_use_id: tool.use_id.as_deref(),
         })
     }
 
     /// The event's typed payload (see [`typed`](crate::typed)).
     pub fn payload(&self) -> Result<crate::Payload, serde_json::Error> {
-        crate::Payload::parse(&self.name, &self.input)
+        crate::Payload::parse(&self.name, self.input())
     }
 
     /// A string field of the input (`prompt`, `source`, `reason`, ...).
     pub fn str(&self, field: &str) -> Option<&str> {
-        self.input.get(field)?.as_str()
+        self.input().get(field)?.as_str()
     }
+}
+
+/// Reads the shared fields, refusing anything but an object (a derived struct would also
+/// accept an array).
+fn parse_head(input: &str) -> Result<Head<'_>, serde_json::Error> {
+    if !input.trim_start().starts_with('{') {
+        return Err(<serde_json::Error as serde::de::Error>::custom(
+            "a hook event must be a JSON object",
+        ));
+    }
+    serde_json::from_str(input)
 }
 
 /// A tool call inside a tool event.
@@ -156,6 +219,21 @@ mod tests {
             seen += 1;
         }
         assert!(seen >= 12, "only {seen} fixtures");
+    }
+
+    /// The lazily parsed input is the whole object, escapes and unknown fields included.
+    #[test]
+    fn input_is_parsed_whole_on_demand() {
+        let text = r#"{"session_id":"s\u00e9","cwd":"/p","tool_name":"Bash","tool_input":{"command":"ls \"a b\""},"extra":[1,{"x":null}]}"#;
+        let e = HookEvent::parse("PreToolUse", text).expect("parse");
+        assert_eq!(e.session_id, "s\u{e9}");
+        assert_eq!(e.tool_call().and_then(|c| c.command()), Some("ls \"a b\""));
+        let whole: Value = serde_json::from_str(text).expect("json");
+        assert_eq!(e.input(), &whole);
+        assert_eq!(e.str("cwd"), Some("/p"));
+        assert_eq!(e.raw_input(), text);
+        assert!(HookEvent::parse("PreToolUse", r#"{"session_id": 3}"#).is_err());
+        assert!(HookEvent::parse("PreToolUse", "[]").is_err());
     }
 
     #[test]

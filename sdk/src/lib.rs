@@ -65,8 +65,8 @@ pub mod __private {
 
     /// Runs a hook on raw event JSON; a malformed event becomes a non-blocking `none` with
     /// a system message, never a trap.
-    pub fn run_hook<H: Hook>(name: &str, input: &str) -> HookResult {
-        match HookEvent::parse(name, input) {
+    pub fn run_hook<H: Hook>(name: &str, input: String) -> HookResult {
+        match HookEvent::parse_owned(name, input) {
             Ok(event) => H::handle(event),
             Err(e) => HookResult {
                 decision: Decision::None,
@@ -103,7 +103,7 @@ macro_rules! export_hook {
 
             impl __warden_hook::Guest for Export {
                 fn handle(event: wit::Event) -> wit::HookResult {
-                    let r = warden_sdk::__private::run_hook::<$hook>(&event.name, &event.input);
+                    let r = warden_sdk::__private::run_hook::<$hook>(&event.name, event.input);
                     wit::HookResult {
                         decision: match r.decision {
                             warden_sdk::Decision::None => wit::Decision::None,
