@@ -266,14 +266,15 @@ impl WasmRunner {
         }
     }
 
-    fn runtime(&self) -> Result<Arc<Runtime>, String> {
-        self.runtime
-            .get_or_init(|| {
-                Runtime::new(self.config.clone())
-                    .map(Arc::new)
-                    .map_err(|e| e.to_string())
-            })
-            .clone()
+    fn runtime(&self) -> Result<&Runtime, &str> {
+        match self.runtime.get_or_init(|| {
+            Runtime::new(self.config.clone())
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        }) {
+            Ok(rt) => Ok(rt),
+            Err(e) => Err(e),
+        }
     }
 
     fn component(
@@ -322,34 +323,34 @@ impl WasmRunner {
 }
 
 impl WasmHookRunner for WasmRunner {
-    fn run(
-        &self,
-        call: WasmHookCall,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = RawOutcome> + Send + '_>> {
+    fn run<'a>(
+        &'a self,
+        call: WasmHookCall<'a>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = RawOutcome> + Send + 'a>> {
         Box::pin(async move {
             let failed = RawOutcome::error;
             let rt = match self.runtime() {
                 Ok(rt) => rt,
-                Err(e) => return failed(e),
+                Err(e) => return failed(e.to_string()),
             };
             let slot = self
                 .components
-                .get(call.plugin_id.as_str())
-                .and_then(|c| c.get(call.component_name.as_str()));
+                .get(call.plugin_id)
+                .and_then(|c| c.get(call.component_name));
             let no_grant = Grant::default();
             let (grant, component) = match slot {
-                Some(slot) => (&slot.grant, self.slot_component(&rt, slot, &call.component)),
-                None => (&no_grant, self.component(&rt, &call.component, &no_grant)),
+                Some(slot) => (&slot.grant, self.slot_component(rt, slot, call.component)),
+                None => (&no_grant, self.component(rt, call.component, &no_grant)),
             };
             let component = match component {
                 Ok(c) => c,
                 Err(e) => return failed(e),
             };
             let limits = Limits::with_deadline(call.timeout.max(Duration::from_millis(1)));
-            let ctx = CallContext::with_policy(&call.project_dir, grant, self.policy.clone());
+            let ctx = CallContext::with_policy(call.project_dir, grant, self.policy.clone());
             let event = call.event.as_str();
             match rt
-                .call_hook(&component, event, &call.input, &limits, ctx)
+                .call_hook(&component, event, call.input, &limits, ctx)
                 .await
             {
                 Ok(done) => {

@@ -17,7 +17,10 @@ use warden_hooks::*;
 struct Trivial;
 
 impl WasmHookRunner for Trivial {
-    fn run(&self, call: WasmHookCall) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + '_>> {
+    fn run<'a>(
+        &'a self,
+        call: WasmHookCall<'a>,
+    ) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + 'a>> {
         Box::pin(async move {
             let input: Value = serde_json::from_str(&call.input).unwrap_or(Value::Null);
             let deny = input

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -82,29 +82,29 @@ impl RawOutcome {
     }
 }
 
-/// One WASM hook invocation.
-#[derive(Debug, Clone)]
-pub struct WasmHookCall {
+/// One WASM hook invocation. Borrows from the dispatch, which outlives the call.
+#[derive(Debug, Clone, Copy)]
+pub struct WasmHookCall<'a> {
     /// Absolute path of the `.wasm` component.
-    pub component: PathBuf,
+    pub component: &'a Path,
     /// Its key in `warden.components`.
-    pub component_name: String,
+    pub component_name: &'a str,
     /// Declared world (e.g. `"hook"`).
-    pub world: Option<String>,
+    pub world: Option<&'a str>,
     /// The full component declaration from `plugin.json`.
-    pub declaration: serde_json::Value,
-    /// Plugin id (`name@marketplace`).
-    pub plugin_id: String,
+    pub declaration: &'a serde_json::Value,
+    /// Plugin id (`name@marketplace`; empty outside plugins).
+    pub plugin_id: &'a str,
     /// Plugin install directory.
-    pub plugin_root: PathBuf,
+    pub plugin_root: &'a Path,
     /// Plugin data directory.
-    pub plugin_data: PathBuf,
+    pub plugin_data: &'a Path,
     /// Project directory.
-    pub project_dir: PathBuf,
+    pub project_dir: &'a Path,
     /// The event.
     pub event: Event,
     /// The exact stdin JSON a command hook would receive.
-    pub input: Arc<str>,
+    pub input: &'a str,
     /// Budget for the call. The dispatcher also enforces it by dropping the future.
     pub timeout: Duration,
 }
@@ -113,7 +113,10 @@ pub struct WasmHookCall {
 /// function.
 pub trait WasmHookRunner: Send + Sync {
     /// Runs `call.component` for `call.event` with `call.input`, within `call.timeout`.
-    fn run(&self, call: WasmHookCall) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + '_>>;
+    fn run<'a>(
+        &'a self,
+        call: WasmHookCall<'a>,
+    ) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + 'a>>;
 }
 
 /// A fully prepared process.

@@ -435,7 +435,10 @@ async fn wasm_only_runs_just_the_wasm_handlers() {
 
 struct Hang;
 impl WasmHookRunner for Hang {
-    fn run(&self, _call: WasmHookCall) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + '_>> {
+    fn run<'a>(
+        &'a self,
+        _call: WasmHookCall<'a>,
+    ) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + 'a>> {
         Box::pin(async {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             RawOutcome::exited(0, "", "")
@@ -472,20 +475,28 @@ async fn wasm_runner_receives_the_call() {
     let seen = Arc::new(std::sync::Mutex::new(None));
     let s2 = seen.clone();
     let runner = common::FnRunner(move |c: &WasmHookCall| {
-        *s2.lock().unwrap() = Some(c.clone());
+        *s2.lock().unwrap() = Some((
+            c.component.to_path_buf(),
+            c.world.map(str::to_string),
+            c.plugin_id.to_string(),
+            c.event,
+            c.timeout,
+            c.input.to_string(),
+        ));
         RawOutcome::exited(2, "", "wasm says no")
     });
     let opts = common::opts(dir.path()).with_wasm_runner(Arc::new(runner));
     let input = common::pre_tool("Bash", json!({"command": "ls"}));
     let r = dispatch(Event::PreToolUse, &input, &cfg, &opts).await;
     assert_eq!(r.merged.block_reasons, vec!["wasm says no".to_string()]);
-    let call = seen.lock().unwrap().clone().unwrap();
-    assert_eq!(call.component, dir.path().join("wasm/guard.wasm"));
-    assert_eq!(call.world.as_deref(), Some("hook"));
-    assert_eq!(call.plugin_id, "p@m");
-    assert_eq!(call.event, Event::PreToolUse);
-    assert_eq!(call.timeout, Duration::from_secs(7));
-    assert_eq!(&*call.input, input.to_string());
+    let (component, world, plugin_id, event, timeout, seen_input) =
+        seen.lock().unwrap().clone().unwrap();
+    assert_eq!(component, dir.path().join("wasm/guard.wasm"));
+    assert_eq!(world.as_deref(), Some("hook"));
+    assert_eq!(plugin_id, "p@m");
+    assert_eq!(event, Event::PreToolUse);
+    assert_eq!(timeout, Duration::from_secs(7));
+    assert_eq!(seen_input, input.to_string());
 }
 
 #[tokio::test]

@@ -89,7 +89,10 @@ impl<F> WasmHookRunner for FnRunner<F>
 where
     F: Fn(&WasmHookCall) -> RawOutcome + Send + Sync,
 {
-    fn run(&self, call: WasmHookCall) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + '_>> {
+    fn run<'a>(
+        &'a self,
+        call: WasmHookCall<'a>,
+    ) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + 'a>> {
         let out = (self.0)(&call);
         Box::pin(async move { out })
     }
