@@ -22,7 +22,7 @@ impl WasmHookRunner for Trivial {
         call: WasmHookCall<'a>,
     ) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + 'a>> {
         Box::pin(async move {
-            let input: Value = serde_json::from_str(&call.input).unwrap_or(Value::Null);
+            let input: Value = serde_json::from_str(call.input).unwrap_or(Value::Null);
             let deny = input
                 .pointer("/tool_input/command")
                 .and_then(Value::as_str)

@@ -158,6 +158,10 @@ pub struct RegisteredHook {
     pub handler: Handler,
     /// Where it came from.
     pub source: Arc<HookSource>,
+    /// The handler's label, made once for every report that names it.
+    pub label: String,
+    /// The source's label.
+    pub source_label: String,
     /// Set once a `once` handler has run successfully.
     pub(crate) spent: AtomicBool,
 }
@@ -755,6 +759,8 @@ impl HookConfigBuilder {
                         event: group.event,
                         matcher: group.matcher.clone(),
                         matcher_text: group.matcher_text.clone(),
+                        label: handler.label(),
+                        source_label: source.label(),
                         handler,
                         source: source.clone(),
                         spent: AtomicBool::new(false),

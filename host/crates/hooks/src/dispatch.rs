@@ -224,9 +224,9 @@ fn matcher_value(event: Event, input: &Value) -> String {
 
 fn skipped(hook: &RegisteredHook, reason: String) -> HandlerReport {
     HandlerReport {
-        label: hook.handler.label(),
+        label: hook.label.clone(),
         handler_type: hook.handler.kind.handler_type(),
-        source: hook.source.label(),
+        source: hook.source_label.clone(),
         result: Classified {
             outcome: Outcome::Skipped { reason },
             json: None,
@@ -261,7 +261,7 @@ pub async fn dispatch(
         .get("tool_name")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let tool_input = input.get("tool_input").cloned().unwrap_or(Value::Null);
+    let tool_input = input.get("tool_input").unwrap_or(&Value::Null);
     let live_cwd = input
         .get("cwd")
         .and_then(Value::as_str)
@@ -279,7 +279,7 @@ pub async fn dispatch(
         // `if` is only evaluated on tool events; elsewhere a handler carrying it never runs.
         if let Some(rule) = &hook.handler.if_rule
             && (!event.is_tool_event()
-                || !warden_permissions::if_filter_matches(rule, tool_name, &tool_input, &live_cwd))
+                || !warden_permissions::if_filter_matches(rule, tool_name, tool_input, &live_cwd))
         {
             continue;
         }
@@ -397,7 +397,7 @@ pub async fn dispatch(
 /// Runs one handler and reports it.
 async fn run_handler(ctx: Arc<Ctx>, hook: Arc<RegisteredHook>, timeout: Duration) -> HandlerReport {
     let started = Instant::now();
-    let label = hook.handler.label();
+    let label = hook.label.clone();
     let (result, exit_code) = run_one(&ctx, &hook, &label, timeout).await;
     if hook.handler.once && result.outcome == Outcome::Success {
         hook.spent.store(true, Ordering::Release);
@@ -405,7 +405,7 @@ async fn run_handler(ctx: Arc<Ctx>, hook: Arc<RegisteredHook>, timeout: Duration
     HandlerReport {
         label,
         handler_type: hook.handler.kind.handler_type(),
-        source: hook.source.label(),
+        source: hook.source_label.clone(),
         result,
         exit_code,
         elapsed: started.elapsed(),
@@ -465,7 +465,7 @@ impl Collector {
         while !self.finished() && self.working.load(Ordering::Acquire) > 0 {
             std::hint::spin_loop();
             spins += 1;
-            if spins % 64 == 0 && started.elapsed() > SPIN_BEFORE_PARK {
+            if spins.is_multiple_of(64) && started.elapsed() > SPIN_BEFORE_PARK {
                 break;
             }
         }

@@ -257,25 +257,37 @@ pub(crate) fn merge_iter<'a>(
             }
         }
         let Some(j) = &r.json else { continue };
-        if j.get("continue").and_then(Value::as_bool) == Some(false) {
+        // One pass over the object instead of a hashed lookup per field.
+        let mut stop = false;
+        let mut stop_reason = None;
+        let mut decision = None;
+        let mut reason = "";
+        let mut hso = None;
+        for (k, v) in j {
+            match k.as_str() {
+                "continue" => stop = v.as_bool() == Some(false),
+                "stopReason" => stop_reason = v.as_str(),
+                "systemMessage" => {
+                    if let Some(s) = v.as_str() {
+                        m.system_messages.push(cap_text(s, spill));
+                    }
+                }
+                "terminalSequence" => {
+                    m.extra.insert("terminalSequence".into(), v.clone());
+                }
+                "decision" => decision = v.as_str(),
+                "reason" => reason = v.as_str().unwrap_or_default(),
+                "hookSpecificOutput" => hso = v.as_object(),
+                _ => {}
+            }
+        }
+        if stop {
             m.continue_ = false;
-            if let Some(s) = j.get("stopReason").and_then(Value::as_str) {
+            if let Some(s) = stop_reason {
                 m.stop_reasons.push(s.to_string());
             }
         }
-        if let Some(s) = j.get("systemMessage").and_then(Value::as_str) {
-            m.system_messages.push(cap_text(s, spill));
-        }
-        if let Some(t) = j.get("terminalSequence") {
-            m.extra.insert("terminalSequence".into(), t.clone());
-        }
-        let decision = j.get("decision").and_then(Value::as_str);
-        let reason = j
-            .get("reason")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
-        let hso = j.get("hookSpecificOutput").and_then(Value::as_object);
+        let reason = reason.to_string();
         match event {
             Event::PreToolUse => {
                 let (d, why) = match hso

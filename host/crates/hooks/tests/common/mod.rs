@@ -121,7 +121,7 @@ pub fn guard_decision(input: &Value) -> Value {
 /// A runner implementing [`guard_decision`].
 pub fn guard_runner() -> Arc<dyn WasmHookRunner> {
     Arc::new(FnRunner(|call: &WasmHookCall| {
-        let input: Value = serde_json::from_str(&call.input).unwrap_or(Value::Null);
+        let input: Value = serde_json::from_str(call.input).unwrap_or(Value::Null);
         RawOutcome::exited(0, guard_decision(&input).to_string(), "")
     }))
 }
