@@ -193,6 +193,47 @@ fn wasm_only_runs_only_the_wasm_hooks() {
     assert!(marker.exists());
 }
 
+/// `--plugin-dir` is resolved against the directory warden runs in, not the event's `cwd`, and
+/// a directory that cannot be loaded is named on stderr while the event still gets an answer.
+#[test]
+fn plugin_dir_is_relative_to_where_warden_runs_and_a_missing_one_is_named() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let project = t.path().join("project");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let input = pre_tool_use(&project, "Read", json!({"file_path": ".env"}));
+    let plugins = guard_plugin();
+    let parent = plugins.parent().expect("plugins dir");
+    let run_in = |dir: &Path, plugin_dir: &str| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["hook", "PreToolUse", "--plugin-dir", plugin_dir])
+            .current_dir(dir)
+            .env("WARDEN_HOME", t.path().join("home"))
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn warden");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        child.wait_with_output().expect("wait")
+    };
+    let out = run_in(parent, "protect-secrets");
+    assert_eq!(decision(&out).as_deref(), Some("deny"));
+
+    let out = run_in(parent, "no-such-plugin");
+    assert_eq!(decision(&out), None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--plugin-dir") && stderr.contains("no-such-plugin"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn bridge_reports_unusable_input() {
     let t = tempfile::tempdir().expect("tempdir");

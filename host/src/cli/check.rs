@@ -72,7 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let home = warden_config::Home::from_env()?;
     let mut opts = SessionOptions::new(&cwd, home.clone());
     opts.cli_settings = args.settings.clone();
-    opts.plugin_dirs = args.plugin_dirs.clone();
+    opts.plugin_dirs = super::plugin_dirs(&args.plugin_dirs);
     let session = Session::load(&opts);
     let perms = match session.permissions(mode, &[]) {
         Ok(p) => p,

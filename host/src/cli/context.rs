@@ -51,7 +51,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let home = warden_config::Home::from_env()?;
     let mut opts = SessionOptions::new(&cwd, home);
     opts.cli_settings = args.settings.clone();
-    opts.plugin_dirs = args.plugin_dirs.clone();
+    opts.plugin_dirs = super::plugin_dirs(&args.plugin_dirs);
     let session = Session::load(&opts);
     let mut ctx = instructions::load_context(&session, &args.touch);
 

@@ -57,13 +57,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let home = warden_config::Home::from_env()?;
     let mut opts = SessionOptions::new(&cwd, home.clone());
     opts.cli_settings = args.settings.clone();
-    opts.plugin_dirs = args.plugin_dirs.clone();
+    opts.plugin_dirs = super::plugin_dirs(&args.plugin_dirs);
     let session = Session::load(&opts);
     let config = session.hook_config();
-    if args.verbose {
-        for w in session.warnings.iter() {
+    for w in &session.warnings {
+        // A plugin directory named on the command line that cannot be loaded is always worth
+        // saying (on stderr, which Claude Code keeps out of the model's context for exit 0);
+        // the rest only with --verbose, as it repeats on every event.
+        if args.verbose || w.starts_with("--plugin-dir ") {
             eprintln!("warning: {w}");
         }
+    }
+    if args.verbose {
         for w in &config.warnings {
             eprintln!("warning: {w}");
         }

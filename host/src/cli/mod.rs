@@ -83,6 +83,14 @@ pub(crate) fn block_on_multi<F: std::future::Future>(fut: F) -> anyhow::Result<F
     Ok(rt.block_on(fut))
 }
 
+/// `--plugin-dir` values made absolute against the directory `warden` was started in, as a
+/// shell user expects; the session's own directory (a hook input's `cwd`, `--cwd`) may differ.
+pub(crate) fn plugin_dirs(dirs: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    dirs.iter()
+        .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+        .collect()
+}
+
 /// The compile cache directory under `$WARDEN_HOME`, if a home can be found.
 pub(crate) fn cache_dir() -> Option<std::path::PathBuf> {
     warden_config::Home::from_env().ok().map(|h| h.cache_dir())

@@ -102,7 +102,7 @@ fn session(a: &SessionArgs) -> anyhow::Result<Option<Session>> {
     let home = warden_config::Home::from_env()?;
     let mut opts = SessionOptions::new(&cwd, home);
     opts.cli_settings = a.settings.clone();
-    opts.plugin_dirs = a.plugin_dirs.clone();
+    opts.plugin_dirs = super::plugin_dirs(&a.plugin_dirs);
     Ok(Some(Session::load(&opts)))
 }
 
