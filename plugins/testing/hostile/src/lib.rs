@@ -13,7 +13,11 @@ struct Hostile;
 
 impl Hook for Hostile {
     fn handle(event: HookEvent) -> HookResult {
-        let attack = event.tool_call().and_then(|c| c.input_str("attack")).unwrap_or("").to_string();
+        let attack = event
+            .tool_call()
+            .and_then(|c| c.input_str("attack"))
+            .unwrap_or("")
+            .to_string();
         match attack.as_str() {
             "loop" => {
                 let mut n: u64 = 0;

@@ -8,7 +8,12 @@ struct UsesExec;
 
 impl Hook for UsesExec {
     fn handle(_event: HookEvent) -> HookResult {
-        let options = exec::Options { cwd: None, stdin: None, env: Vec::new(), timeout_ms: Some(1000) };
+        let options = exec::Options {
+            cwd: None,
+            stdin: None,
+            env: Vec::new(),
+            timeout_ms: Some(1000),
+        };
         match exec::run(&["git".to_string(), "status".to_string()], &options) {
             Ok(out) => HookResult::allow(format!("git exited {}", out.status)),
             Err(e) => HookResult::deny(format!("exec failed: {e:?}")),

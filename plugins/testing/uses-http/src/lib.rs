@@ -17,9 +17,19 @@ impl Tool for Fetch {
 
     fn invoke(input: Value) -> Result<ToolOutput, ToolError> {
         let url = input.get("url").and_then(Value::as_str).unwrap_or_default();
-        let req = http::Request { method: "GET".into(), url: url.into(), headers: Vec::new(), body: None, timeout_ms: Some(5000) };
+        let req = http::Request {
+            method: "GET".into(),
+            url: url.into(),
+            headers: Vec::new(),
+            body: None,
+            timeout_ms: Some(5000),
+        };
         match http::fetch(&req) {
-            Ok(r) => Ok(ToolOutput::text(format!("{} {}", r.status, String::from_utf8_lossy(&r.body)))),
+            Ok(r) => Ok(ToolOutput::text(format!(
+                "{} {}",
+                r.status,
+                String::from_utf8_lossy(&r.body)
+            ))),
             Err(http::HttpError::Denied(m)) => Err(ToolError::Denied(m)),
             Err(e) => Err(ToolError::Failed(format!("{e:?}"))),
         }

@@ -37,7 +37,11 @@ enum Target {
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Redirect {
     /// Output of `target` to a file.
-    Out { target: Target, append: bool, file: String },
+    Out {
+        target: Target,
+        append: bool,
+        file: String,
+    },
     /// stdin from a file.
     In(String),
     /// `2>&1`.
@@ -86,7 +90,11 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
         let w = std::mem::take(word);
         *in_word = false;
         if let Some((target, append)) = pending.take() {
-            out.push(Token::Redir(Redirect::Out { target, append, file: w }));
+            out.push(Token::Redir(Redirect::Out {
+                target,
+                append,
+                file: w,
+            }));
         } else if *pending_in {
             *pending_in = false;
             out.push(Token::Redir(Redirect::In(w)));
@@ -100,11 +108,23 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
         let next = chars.get(i + 1).copied();
         match c {
             ' ' | '\t' => {
-                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                push_word(
+                    &mut out,
+                    &mut word,
+                    &mut in_word,
+                    &mut pending,
+                    &mut pending_in,
+                );
                 i += 1;
             }
             '\n' | ';' => {
-                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                push_word(
+                    &mut out,
+                    &mut word,
+                    &mut in_word,
+                    &mut pending,
+                    &mut pending_in,
+                );
                 out.push(Token::Op(Op::Seq));
                 i += 1;
             }
@@ -144,7 +164,9 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
                         Some('$') if expands(chars.get(i + 1).copied()) => {
                             return Err(expansion_error(&chars[i..]));
                         }
-                        Some('`') => return Err(invalid("command substitution (`…`) is not supported")),
+                        Some('`') => {
+                            return Err(invalid("command substitution (`…`) is not supported"));
+                        }
                         Some(&ch) => word.push(ch),
                     }
                     i += 1;
@@ -166,24 +188,48 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
             '`' => return Err(invalid("command substitution (`…`) is not supported")),
             '(' | ')' => return Err(invalid("subshells and grouping are not supported")),
             '&' if next == Some('&') => {
-                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                push_word(
+                    &mut out,
+                    &mut word,
+                    &mut in_word,
+                    &mut pending,
+                    &mut pending_in,
+                );
                 out.push(Token::Op(Op::And));
                 i += 2;
             }
             '&' if next == Some('>') => {
-                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                push_word(
+                    &mut out,
+                    &mut word,
+                    &mut in_word,
+                    &mut pending,
+                    &mut pending_in,
+                );
                 let append = chars.get(i + 2) == Some(&'>');
                 pending = Some((Target::Both, append));
                 i += if append { 3 } else { 2 };
             }
             '&' => return Err(invalid("background jobs (`&`) are not supported")),
             '|' if next == Some('|') => {
-                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                push_word(
+                    &mut out,
+                    &mut word,
+                    &mut in_word,
+                    &mut pending,
+                    &mut pending_in,
+                );
                 out.push(Token::Op(Op::Or));
                 i += 2;
             }
             '|' => {
-                push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                push_word(
+                    &mut out,
+                    &mut word,
+                    &mut in_word,
+                    &mut pending,
+                    &mut pending_in,
+                );
                 if next == Some('&') {
                     out.push(Token::Op(Op::PipeAll));
                     i += 2;
@@ -200,7 +246,13 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
                     in_word = false;
                     Some(fd)
                 } else {
-                    push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+                    push_word(
+                        &mut out,
+                        &mut word,
+                        &mut in_word,
+                        &mut pending,
+                        &mut pending_in,
+                    );
                     None
                 };
                 if pending.is_some() || pending_in {
@@ -208,7 +260,9 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
                 }
                 if c == '<' {
                     if fd.is_some() || next == Some('<') {
-                        return Err(invalid("here-documents and input descriptors are not supported"));
+                        return Err(invalid(
+                            "here-documents and input descriptors are not supported",
+                        ));
                     }
                     pending_in = true;
                     i += 1;
@@ -227,7 +281,11 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
                     i = after + 2;
                     continue;
                 }
-                let target = if fd.as_deref() == Some("2") { Target::Stderr } else { Target::Stdout };
+                let target = if fd.as_deref() == Some("2") {
+                    Target::Stderr
+                } else {
+                    Target::Stdout
+                };
                 pending = Some((target, append));
                 i = after;
             }
@@ -238,7 +296,13 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
             }
         }
     }
-    push_word(&mut out, &mut word, &mut in_word, &mut pending, &mut pending_in);
+    push_word(
+        &mut out,
+        &mut word,
+        &mut in_word,
+        &mut pending,
+        &mut pending_in,
+    );
     if pending.is_some() || pending_in {
         return Err(invalid("a redirection is missing its file"));
     }
@@ -246,7 +310,10 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
 }
 
 fn expands(next: Option<char>) -> bool {
-    next.is_some_and(|n| n.is_ascii_alphanumeric() || matches!(n, '_' | '{' | '(' | '?' | '@' | '*' | '#' | '$' | '!' | '-'))
+    next.is_some_and(|n| {
+        n.is_ascii_alphanumeric()
+            || matches!(n, '_' | '{' | '(' | '?' | '@' | '*' | '#' | '$' | '!' | '-')
+    })
 }
 
 fn expansion_error(rest: &[char]) -> ToolError {
@@ -263,7 +330,11 @@ fn parse(tokens: Vec<Token>) -> Result<Vec<(Op, Vec<(Simple, bool)>)>, ToolError
     let mut cur = Simple::default();
     let mut connector = Op::Seq;
     let flush = |cur: &mut Simple| -> Option<Simple> {
-        if cur.words.is_empty() && cur.redirects.is_empty() { None } else { Some(std::mem::take(cur)) }
+        if cur.words.is_empty() && cur.redirects.is_empty() {
+            None
+        } else {
+            Some(std::mem::take(cur))
+        }
     };
     for t in tokens {
         match t {
@@ -308,7 +379,11 @@ struct Shell {
 
 impl Shell {
     fn path(&self, p: &str) -> String {
-        if p.starts_with('/') { p.to_string() } else { join(&self.cwd, p) }
+        if p.starts_with('/') {
+            p.to_string()
+        } else {
+            join(&self.cwd, p)
+        }
     }
 
     fn write_to(&self, file: &str, bytes: &[u8], append: bool) -> Result<(), ToolError> {
@@ -329,17 +404,28 @@ impl Shell {
     }
 
     /// Runs one simple command; returns (status, stdout, stderr).
-    fn run(&mut self, cmd: &Simple, stdin: Option<Vec<u8>>) -> Result<(i32, Vec<u8>, Vec<u8>), ToolError> {
+    fn run(
+        &mut self,
+        cmd: &Simple,
+        stdin: Option<Vec<u8>>,
+    ) -> Result<(i32, Vec<u8>, Vec<u8>), ToolError> {
         let mut stdin = stdin;
         for r in &cmd.redirects {
             if let Redirect::In(f) = r {
-                stdin = Some(if f == "/dev/null" { Vec::new() } else { fs::read(&self.path(f)).map_err(fs_error)? });
+                stdin = Some(if f == "/dev/null" {
+                    Vec::new()
+                } else {
+                    fs::read(&self.path(f)).map_err(fs_error)?
+                });
             }
         }
         let assignments = cmd.words.iter().take_while(|w| is_assignment(w)).count();
         let env: Vec<(String, String)> = cmd.words[..assignments]
             .iter()
-            .filter_map(|w| w.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())))
+            .filter_map(|w| {
+                w.split_once('=')
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+            })
             .collect();
         let argv = &cmd.words[assignments..];
         let (status, mut out, mut err) = match argv.first().map(String::as_str) {
@@ -352,9 +438,19 @@ impl Shell {
                         self.cwd = path;
                         (0, Vec::new(), Vec::new())
                     }
-                    Ok(_) => (1, Vec::new(), format!("cd: {target}: Not a directory\n").into_bytes()),
-                    Err(e) if e.code == fs::ErrorCode::Denied => return Err(ToolError::Denied(e.message)),
-                    Err(_) => (1, Vec::new(), format!("cd: {target}: No such file or directory\n").into_bytes()),
+                    Ok(_) => (
+                        1,
+                        Vec::new(),
+                        format!("cd: {target}: Not a directory\n").into_bytes(),
+                    ),
+                    Err(e) if e.code == fs::ErrorCode::Denied => {
+                        return Err(ToolError::Denied(e.message));
+                    }
+                    Err(_) => (
+                        1,
+                        Vec::new(),
+                        format!("cd: {target}: No such file or directory\n").into_bytes(),
+                    ),
                 }
             }
             Some(_) => {
@@ -380,7 +476,11 @@ impl Shell {
             match r {
                 Redirect::ErrToOut => out.append(&mut err),
                 Redirect::OutToErr => err.append(&mut out),
-                Redirect::Out { target, append, file } => {
+                Redirect::Out {
+                    target,
+                    append,
+                    file,
+                } => {
                     let bytes = match target {
                         Target::Stdout => std::mem::take(&mut out),
                         Target::Stderr => std::mem::take(&mut err),
@@ -401,7 +501,11 @@ impl Shell {
 
 fn is_assignment(w: &str) -> bool {
     match w.split_once('=') {
-        Some((k, _)) => !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !k.starts_with(|c: char| c.is_ascii_digit()),
+        Some((k, _)) => {
+            !k.is_empty()
+                && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                && !k.starts_with(|c: char| c.is_ascii_digit())
+        }
         None => false,
     }
 }
@@ -448,7 +552,9 @@ impl Tool for Bash {
 
     fn invoke(input: Value) -> Result<ToolOutput, ToolError> {
         let command = string(&input, "command")?;
-        let timeout_ms = opt_u64(&input, "timeout")?.unwrap_or(DEFAULT_TIMEOUT_MS).min(MAX_TIMEOUT_MS);
+        let timeout_ms = opt_u64(&input, "timeout")?
+            .unwrap_or(DEFAULT_TIMEOUT_MS)
+            .min(MAX_TIMEOUT_MS);
         let list = parse(lex(command)?)?;
         let mut sh = Shell {
             cwd: fs::cwd(),
@@ -496,14 +602,19 @@ impl Tool for Bash {
         }
         let content = cap(content);
         if sh.timed_out {
-            return Err(ToolError::Failed(format!("{content}\nCommand timed out after {} ms", sh.timeout_ms)));
+            return Err(ToolError::Failed(format!(
+                "{content}\nCommand timed out after {} ms",
+                sh.timeout_ms
+            )));
         }
         if status != 0 {
             return Err(ToolError::Failed(format!("{content}\nExit code {status}")));
         }
         Ok(ToolOutput {
             content,
-            structured: Some(json!({"stdout": out, "stderr": err, "exit_code": status, "interrupted": false})),
+            structured: Some(
+                json!({"stdout": out, "stderr": err, "exit_code": status, "interrupted": false}),
+            ),
         })
     }
 }

@@ -26,10 +26,9 @@ pub fn opt_string<'a>(input: &'a Value, key: &str) -> Result<Option<&'a str>, To
 pub fn opt_u64(input: &Value, key: &str) -> Result<Option<u64>, ToolError> {
     match input.get(key) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| ToolError::InvalidInput(format!("`{key}` must be a non-negative integer"))),
+        Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+            ToolError::InvalidInput(format!("`{key}` must be a non-negative integer"))
+        }),
     }
 }
 
@@ -109,7 +108,11 @@ pub fn walk(root: &str, visit: &mut dyn FnMut(&str, &str) -> bool) -> Result<(),
         };
         for e in entries {
             let abs = join(dir, &e.name);
-            let r = if rel.is_empty() { e.name.clone() } else { format!("{rel}/{}", e.name) };
+            let r = if rel.is_empty() {
+                e.name.clone()
+            } else {
+                format!("{rel}/{}", e.name)
+            };
             match e.kind {
                 fs::Kind::Directory => {
                     if e.name == ".git" {

@@ -46,7 +46,9 @@ impl Tool for Edit {
             }
             ensure_parent(&path)?;
             fs::write(&path, new.as_bytes()).map_err(fs_error)?;
-            return Ok(ToolOutput::text(format!("File created successfully at: {path}")));
+            return Ok(ToolOutput::text(format!(
+                "File created successfully at: {path}"
+            )));
         }
         let bytes = fs::read(&path).map_err(fs_error)?;
         let text = String::from_utf8(bytes)
@@ -62,11 +64,17 @@ impl Tool for Edit {
                 "Found {count} matches of the string to replace, but replace_all is false. To replace all occurrences, set replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the instance.\nString: {old}"
             )));
         }
-        let updated = if all { text.replace(old, new) } else { text.replacen(old, new, 1) };
+        let updated = if all {
+            text.replace(old, new)
+        } else {
+            text.replacen(old, new, 1)
+        };
         fs::write(&path, updated.as_bytes()).map_err(fs_error)?;
         Ok(ToolOutput {
             content: format!("The file {path} has been updated successfully."),
-            structured: Some(json!({"file_path": path, "replacements": if all { count } else { 1 }})),
+            structured: Some(
+                json!({"file_path": path, "replacements": if all { count } else { 1 }}),
+            ),
         })
     }
 }

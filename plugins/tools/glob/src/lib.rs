@@ -48,10 +48,16 @@ impl Tool for Glob {
         }
         found.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         let truncated = found.len() > MAX_RESULTS;
-        let files: Vec<String> = found.into_iter().take(MAX_RESULTS).map(|(_, p)| p).collect();
+        let files: Vec<String> = found
+            .into_iter()
+            .take(MAX_RESULTS)
+            .map(|(_, p)| p)
+            .collect();
         let mut content = files.join("\n");
         if truncated {
-            content.push_str("\n(Results are truncated. Consider using a more specific path or pattern.)");
+            content.push_str(
+                "\n(Results are truncated. Consider using a more specific path or pattern.)",
+            );
         }
         Ok(ToolOutput {
             content,

@@ -39,7 +39,9 @@ impl Tool for Grep {
         let root = absolute(opt_string(&input, "path")?.unwrap_or("."));
         let mode = opt_string(&input, "output_mode")?.unwrap_or("files_with_matches");
         if !matches!(mode, "content" | "files_with_matches" | "count") {
-            return Err(ToolError::InvalidInput(format!("unknown output_mode `{mode}`")));
+            return Err(ToolError::InvalidInput(format!(
+                "unknown output_mode `{mode}`"
+            )));
         }
         let multiline = opt_bool(&input, "multiline")?.unwrap_or(false);
         let re = RegexBuilder::new(pattern)
@@ -61,7 +63,9 @@ impl Tool for Grep {
         let ctx = opt_u64(&input, "-C")?.unwrap_or(0) as usize;
         let after = opt_u64(&input, "-A")?.map_or(ctx, |n| n as usize);
         let before = opt_u64(&input, "-B")?.map_or(ctx, |n| n as usize);
-        let head = opt_u64(&input, "head_limit")?.map(|n| n as usize).unwrap_or(usize::MAX);
+        let head = opt_u64(&input, "head_limit")?
+            .map(|n| n as usize)
+            .unwrap_or(usize::MAX);
 
         // A single file is searched as itself; a directory is walked.
         let mut files: Vec<String> = Vec::new();
@@ -69,7 +73,10 @@ impl Tool for Grep {
             Ok(m) if m.kind == fs::Kind::File => files.push(root.clone()),
             _ => walk(&root, &mut |abs, rel| {
                 let name = rel.rsplit('/').next().unwrap_or(rel);
-                if filter.as_ref().is_none_or(|g| g.is_match(rel) || g.is_match(name)) {
+                if filter
+                    .as_ref()
+                    .is_none_or(|g| g.is_match(rel) || g.is_match(name))
+                {
                     files.push(abs.to_string());
                 }
                 true
@@ -105,13 +112,19 @@ impl Tool for Grep {
                 }
                 _ => {
                     let lines: Vec<&str> = text.lines().collect();
-                    let hits: Vec<usize> = (0..lines.len()).filter(|&i| re.is_match(lines[i])).collect();
+                    let hits: Vec<usize> = (0..lines.len())
+                        .filter(|&i| re.is_match(lines[i]))
+                        .collect();
                     let mut shown_until = 0usize;
                     for &i in &hits {
                         let start = i.saturating_sub(before).max(shown_until);
                         let end = (i + after + 1).min(lines.len());
                         for (j, line) in lines.iter().enumerate().take(end).skip(start) {
-                            let sep = if hits.binary_search(&j).is_ok() { ':' } else { '-' };
+                            let sep = if hits.binary_search(&j).is_ok() {
+                                ':'
+                            } else {
+                                '-'
+                            };
                             lines_out.push(if numbers {
                                 format!("{file}{sep}{}{sep}{line}", j + 1)
                             } else {
@@ -129,7 +142,12 @@ impl Tool for Grep {
                 if shown.is_empty() {
                     "No files found".to_string()
                 } else {
-                    format!("Found {} file{}\n{}", shown.len(), if shown.len() == 1 { "" } else { "s" }, shown.join("\n"))
+                    format!(
+                        "Found {} file{}\n{}",
+                        shown.len(),
+                        if shown.len() == 1 { "" } else { "s" },
+                        shown.join("\n")
+                    )
                 }
             }
             "count" => {
@@ -137,15 +155,26 @@ impl Tool for Grep {
                 if shown.is_empty() {
                     "No matches found".to_string()
                 } else {
-                    format!("{}\n\nFound {total} total occurrences across {} files.", shown.join("\n"), shown.len())
+                    format!(
+                        "{}\n\nFound {total} total occurrences across {} files.",
+                        shown.join("\n"),
+                        shown.len()
+                    )
                 }
             }
             _ => {
                 let shown: Vec<String> = lines_out.iter().take(head).cloned().collect();
-                if shown.is_empty() { "No matches found".to_string() } else { shown.join("\n") }
+                if shown.is_empty() {
+                    "No matches found".to_string()
+                } else {
+                    shown.join("\n")
+                }
             }
         };
-        Ok(ToolOutput { content, structured: Some(json!({"mode": mode, "filenames": matched_files})) })
+        Ok(ToolOutput {
+            content,
+            structured: Some(json!({"mode": mode, "filenames": matched_files})),
+        })
     }
 }
 

@@ -45,7 +45,12 @@ impl Tool for Read {
             )));
         }
         let mut out = String::new();
-        for (i, line) in text.lines().enumerate().skip((offset - 1) as usize).take(limit as usize) {
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .skip((offset - 1) as usize)
+            .take(limit as usize)
+        {
             let line = match line.char_indices().nth(MAX_LINE_CHARS) {
                 Some((cut, _)) => &line[..cut],
                 None => line,
