@@ -5,6 +5,11 @@
 use std::path::Path;
 
 fn main() {
+    // A `#![no_std]` guest still needs `memcpy`, `memcmp` and friends, which on WASI come from
+    // wasi-libc (a std guest links it anyway). None of them imports anything from the host.
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("wasi") {
+        println!("cargo:rustc-link-lib=c");
+    }
     let wit_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../wit/v0.1");
     println!("cargo:rerun-if-changed={}", wit_dir.display());
     let mut files: Vec<_> = std::fs::read_dir(&wit_dir)

@@ -1,5 +1,6 @@
-use std::borrow::Cow;
-use std::cell::OnceCell;
+use alloc::borrow::Cow;
+use alloc::string::{String, ToString};
+use core::cell::OnceCell;
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -162,6 +163,8 @@ impl<'a> ToolCall<'a> {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::*;
 
     #[test]

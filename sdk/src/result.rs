@@ -1,3 +1,5 @@
+use alloc::string::String;
+
 use serde_json::Value;
 
 /// What a hook decides. See the WIT `decision` enum for the meaning per event.

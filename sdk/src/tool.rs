@@ -1,3 +1,5 @@
+use alloc::string::String;
+
 use serde_json::Value;
 
 /// A tool the model can call; each call runs in a fresh sandbox.

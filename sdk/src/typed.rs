@@ -2,6 +2,9 @@
 //! input JSON (as captured from Claude Code 2.1.332). Fields every event shares are on
 //! [`HookEvent`](crate::HookEvent); unknown fields are ignored, so newer inputs still parse.
 
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use serde::Deserialize;
 use serde_json::Value;
 
