@@ -12,11 +12,15 @@ use std::process::Command;
 /// (crate name, plugin directory if the crate is an example plugin)
 const GUESTS: &[(&str, Option<&str>)] = &[
     ("protect_secrets", Some("protect-secrets")),
+    ("protect_secrets_std", None),
     ("hostile", None),
     ("uses_exec", None),
     ("uses_wasi_fs", None),
     ("uses_http", None),
 ];
+
+/// Lean (`#![no_std]`) hooks under `plugins/`, each a cargo workspace of its own.
+const LEAN_GUESTS: &[&str] = &["protect-secrets"];
 
 /// Guest crates of the built-in tools; their bytes are embedded in the host
 /// (`warden::guests::TOOL_<NAME>_WASM`).
@@ -47,35 +51,11 @@ fn main() {
         None => root.join("target").join("guests"),
     };
     ensure_wasm_target();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(&plugins)
-        .args([
-            "build",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-            "--workspace",
-        ])
-        .env("CARGO_TARGET_DIR", &target_dir);
-    for var in [
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS",
-        "CARGO_MAKEFLAGS",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "CARGO_BUILD_TARGET",
-        "CARGO_PRIMARY_PACKAGE",
-    ] {
-        cmd.env_remove(var);
-    }
-    let status = cmd.status().expect("run cargo for the guest components");
-    if !status.success() {
-        panic!(
-            "building the guest components in {} failed (see the cargo output above)",
-            plugins.display()
-        );
+    // The std guests share one workspace; each lean (`no_std`) hook is a workspace of its own,
+    // so that no std guest turns on `std` in the dependencies it shares with them.
+    build_guests(&plugins, &target_dir);
+    for lean in LEAN_GUESTS {
+        build_guests(&plugins.join(lean), &target_dir);
     }
 
     let release = target_dir.join("wasm32-wasip2").join("release");
@@ -123,6 +103,40 @@ fn main() {
         plugins.display().to_string()
     ));
     std::fs::write(out_dir.join("guests.rs"), generated).expect("write guests.rs");
+}
+
+/// Builds every guest of the workspace in `dir` for wasm32-wasip2, into `target_dir`.
+fn build_guests(dir: &Path, target_dir: &Path) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(dir)
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--workspace",
+        ])
+        .env("CARGO_TARGET_DIR", target_dir);
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+        "CARGO_MAKEFLAGS",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_BUILD_TARGET",
+        "CARGO_PRIMARY_PACKAGE",
+    ] {
+        cmd.env_remove(var);
+    }
+    let status = cmd.status().expect("run cargo for the guest components");
+    if !status.success() {
+        panic!(
+            "building the guest components in {} failed (see the cargo output above)",
+            dir.display()
+        );
+    }
 }
 
 fn env(key: &str) -> String {
