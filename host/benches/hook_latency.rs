@@ -2,10 +2,12 @@
 //! runs them, measured side by side in one run.
 //!
 //! `cargo bench -p warden --bench hook_latency` prints, before criterion's own report:
-//! 1. one PreToolUse decision by the protect-secrets component in a fresh sandbox vs the same
-//!    decision by a `bash` + `jq` command hook reading stdin (p50/p99 and the ratio);
+//! 1. one PreToolUse decision by the protect-secrets component in a fresh sandbox (the lean
+//!    `no_std` build, and the same decision code built with std) vs the same decision by a
+//!    `bash` + `jq` command hook reading stdin (p50/p99 and the ratios);
 //! 2. warm start: loading 100 distinct cached components into a new runtime (zero compiles);
-//! 3. one PreToolUse dispatched through 10 matching WASM hooks in parallel vs 10 command hooks;
+//! 3. one PreToolUse dispatched through 10 matching WASM hooks in parallel (lean, and std) vs
+//!    10 command hooks;
 //! 4. the bridge as Claude Code runs it: one `warden hook` process per event, compile cache
 //!    warm, vs a bare `bash -c true` hook.
 
@@ -113,10 +115,12 @@ fn with_custom_section(wasm: &[u8], i: usize) -> Vec<u8> {
     out
 }
 
-fn write_plugin(dir: &Path, wasm_hooks: usize, command_hooks: usize) {
+/// A plugin with `wasm_hooks` copies of the `guard` component and `command_hooks` jq hooks,
+/// all on PreToolUse for Read.
+fn write_plugin(dir: &Path, guard: &str, wasm_hooks: usize, command_hooks: usize) {
     std::fs::create_dir_all(dir.join(".claude-plugin")).expect("mkdir");
     std::fs::create_dir_all(dir.join("wasm")).expect("mkdir");
-    std::fs::copy(warden::guests::PROTECT_SECRETS, dir.join("wasm/guard.wasm")).expect("copy");
+    std::fs::copy(guard, dir.join("wasm/guard.wasm")).expect("copy");
     let mut components = serde_json::Map::new();
     let mut wasm = Vec::new();
     for i in 0..wasm_hooks {
@@ -150,7 +154,8 @@ fn report(tmp: &Path) {
     let input = event().to_string();
     println!("\nWarden hook latency (2 tokio workers; fresh sandbox per call)\n");
 
-    // 1. One decision: fresh WASM sandbox vs bash + jq command hook.
+    // 1. One decision: fresh WASM sandbox (the lean component, and the same decision code built
+    // with std) vs bash + jq command hook.
     let runtime = Runtime::new(RuntimeConfig::default()).expect("runtime");
     let guard = runtime
         .load(
@@ -160,12 +165,19 @@ fn report(tmp: &Path) {
             &Grant::default(),
         )
         .expect("load");
+    let guard_std = runtime
+        .load_file(
+            Path::new(warden::guests::PROTECT_SECRETS_STD),
+            World::Hook,
+            &Grant::default(),
+        )
+        .expect("load");
     let limits = Limits::with_deadline(Duration::from_secs(5));
-    let call = || {
+    let call = |component| {
         let started = Instant::now();
         let r = rt_tokio
             .block_on(runtime.call_hook(
-                &guard,
+                component,
                 "PreToolUse",
                 &input,
                 &limits,
@@ -176,10 +188,17 @@ fn report(tmp: &Path) {
         started.elapsed()
     };
     for _ in 0..500 {
-        call();
+        call(&guard);
+        call(&guard_std);
     }
     let n = 5000;
-    let wasm = stats((0..n).map(|_| call()).collect());
+    let (mut lean, mut std_build) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        lean.push(call(&guard));
+        std_build.push(call(&guard_std));
+    }
+    let wasm = stats(lean);
+    let wasm_std = stats(std_build);
     let jq_n = 100;
     let jq: Vec<Duration> = (0..jq_n)
         .map(|_| {
@@ -193,12 +212,19 @@ fn report(tmp: &Path) {
         .collect();
     let jq = stats(jq);
     println!("1. One PreToolUse decision (protect-secrets)");
-    row("WASM component, fresh sandbox", &wasm, n);
+    row("WASM component (lean), fresh sandbox", &wasm, n);
+    row("same decision code built with std", &wasm_std, n);
     row("command hook: bash + jq reading stdin", &jq, jq_n);
     println!(
-        "  ratio (command / WASM) at p50: {:.0}×\n",
-        jq.p50.as_secs_f64() / wasm.p50.as_secs_f64()
+        "  ratio (command / WASM) at p50: {:.0}×; std / lean: {:.2}\n",
+        jq.p50.as_secs_f64() / wasm.p50.as_secs_f64(),
+        wasm_std.p50.as_secs_f64() / wasm.p50.as_secs_f64()
     );
+
+    // A host has one runtime: this one (and its epoch ticker) must not run beside the ones below.
+    drop(guard);
+    drop(guard_std);
+    drop(runtime);
 
     // 2. Warm start: 100 cached components, zero compiles.
     let cache = tmp.join("cache");
@@ -243,9 +269,11 @@ fn report(tmp: &Path) {
 
     // 3. Dispatch through 10 matching hooks.
     let wasm_plugin = tmp.join("wasm10");
-    write_plugin(&wasm_plugin, 10, 0);
+    write_plugin(&wasm_plugin, warden::guests::PROTECT_SECRETS, 10, 0);
+    let std_plugin = tmp.join("std10");
+    write_plugin(&std_plugin, warden::guests::PROTECT_SECRETS_STD, 10, 0);
     let cmd_plugin = tmp.join("cmd10");
-    write_plugin(&cmd_plugin, 0, 10);
+    write_plugin(&cmd_plugin, warden::guests::PROTECT_SECRETS, 0, 10);
     let home = warden_config::Home::new(tmp.join("home"));
     let value = event();
     let dispatch_stats = |plugin: &Path, n: usize| {
@@ -274,13 +302,16 @@ fn report(tmp: &Path) {
         stats(samples)
     };
     let wasm10 = dispatch_stats(&wasm_plugin, 2000);
+    let std10 = dispatch_stats(&std_plugin, 2000);
     let cmd10 = dispatch_stats(&cmd_plugin, 30);
     println!("3. One PreToolUse through 10 matching hooks, in parallel");
-    row("10 WASM hooks", &wasm10, 2000);
+    row("10 WASM hooks (lean)", &wasm10, 2000);
+    row("10 WASM hooks, same code built with std", &std10, 2000);
     row("10 command hooks (bash + jq)", &cmd10, 30);
     println!(
-        "  ratio at p50: {:.0}×\n",
-        cmd10.p50.as_secs_f64() / wasm10.p50.as_secs_f64()
+        "  ratio (command / lean WASM) at p50: {:.0}×; std / lean: {:.2}\n",
+        cmd10.p50.as_secs_f64() / wasm10.p50.as_secs_f64(),
+        std10.p50.as_secs_f64() / wasm10.p50.as_secs_f64()
     );
 
     // 4. The bridge, one process per event, as Claude Code runs it.
