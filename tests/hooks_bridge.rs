@@ -8,7 +8,16 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 
 fn warden(args: &[&str], home: &Path, stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+    warden_in(None, args, home, stdin)
+}
+
+/// Runs warden in `dir` (default: the test's own directory).
+fn warden_in(dir: Option<&Path>, args: &[&str], home: &Path, stdin: &str) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_warden"));
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
+    let mut child = cmd
         .args(args)
         .env("WARDEN_HOME", home)
         .env("WARDEN_MANAGED_SETTINGS_DIR", "")
@@ -203,24 +212,14 @@ fn plugin_dir_is_relative_to_where_warden_runs_and_a_missing_one_is_named() {
     let input = pre_tool_use(&project, "Read", json!({"file_path": ".env"}));
     let plugins = guard_plugin();
     let parent = plugins.parent().expect("plugins dir");
+    let home = t.path().join("home");
     let run_in = |dir: &Path, plugin_dir: &str| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-            .args(["hook", "PreToolUse", "--plugin-dir", plugin_dir])
-            .current_dir(dir)
-            .env("WARDEN_HOME", t.path().join("home"))
-            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn warden");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-        child.wait_with_output().expect("wait")
+        warden_in(
+            Some(dir),
+            &["hook", "PreToolUse", "--plugin-dir", plugin_dir],
+            &home,
+            &input,
+        )
     };
     let out = run_in(parent, "protect-secrets");
     assert_eq!(decision(&out).as_deref(), Some("deny"));
