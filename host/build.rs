@@ -13,6 +13,7 @@ use std::process::Command;
 const GUESTS: &[(&str, Option<&str>)] = &[
     ("protect_secrets", Some("protect-secrets")),
     ("protect_secrets_std", None),
+    ("lean_alloc", None),
     ("hostile", None),
     ("uses_exec", None),
     ("uses_wasi_fs", None),
@@ -20,7 +21,7 @@ const GUESTS: &[(&str, Option<&str>)] = &[
 ];
 
 /// Lean (`#![no_std]`) hooks under `plugins/`, each a cargo workspace of its own.
-const LEAN_GUESTS: &[&str] = &["protect-secrets"];
+const LEAN_GUESTS: &[&str] = &["protect-secrets", "testing/lean-alloc"];
 
 /// Guest crates of the built-in tools; their bytes are embedded in the host
 /// (`warden::guests::TOOL_<NAME>_WASM`).

@@ -249,6 +249,72 @@ fn memory_bomb_hits_the_memory_limit() {
     assert_still_serves(&rt, &hostile);
 }
 
+/// The byte at position `i` of the lean-alloc guest's buffers.
+fn lean_pattern(i: usize) -> u8 {
+    (i.wrapping_mul(31) ^ (i >> 7)) as u8
+}
+
+/// The lean allocator (`warden_sdk::lean!`): memory grows as needed, the newest block grows in
+/// place, older blocks are copied, freed temporaries are reused, every byte survives, and the
+/// call's memory limit still stops it. The component imports nothing but Warden's own
+/// interfaces.
+#[test]
+fn lean_allocator_grows_in_place_copies_and_stops_at_the_limit() {
+    let rt = runtime();
+    let lean = load(&rt, warden::guests::LEAN_ALLOC);
+    assert!(
+        lean.imports()
+            .iter()
+            .all(|i| i.starts_with("warden:plugin/")),
+        "{:?}",
+        lean.imports()
+    );
+    let limits = Limits {
+        memory_bytes: 48 << 20,
+        ..Limits::default()
+    };
+    let call = |input: Value| {
+        block_on(rt.call_hook(
+            &lean,
+            "PreToolUse",
+            &pre_tool_use("Probe", input),
+            &limits,
+            ctx(),
+        ))
+    };
+
+    // 24 MiB pushed byte by byte: the buffer's capacity ends at 32 MiB, which fits in 48 MiB
+    // only if each doubling extended the block where it was (copying would need 16 + 32).
+    let mib = 24;
+    let temporaries: u64 = (0..mib << 20)
+        .step_by(65_536)
+        .map(|i: usize| i.to_string().len() as u64)
+        .sum();
+    let bytes: u64 = (0..mib << 20).map(|i| u64::from(lean_pattern(i))).sum();
+    let out = call(json!({ "grow_mib": mib })).expect("grows in place within the limit");
+    assert_eq!(
+        out.result.additional_context,
+        Some((temporaries + bytes).to_string())
+    );
+
+    // 200 vectors growing in turn: every growth but the newest vector's is a copy.
+    let n = 200;
+    let expected: u64 = (0..n)
+        .flat_map(|k| (0..64).flat_map(move |round| (0..16).map(move |j| round * 16 + j + k)))
+        .map(|i| u64::from(lean_pattern(i)))
+        .sum();
+    let out = call(json!({ "vecs": n })).expect("copies");
+    assert_eq!(out.result.additional_context, Some(expected.to_string()));
+
+    let err = call(json!({ "grow_mib": 40 })).expect_err("64 MiB of capacity is over 48");
+    assert!(
+        matches!(err, RuntimeError::MemoryLimit { limit, .. } if limit == 48 << 20),
+        "{err}"
+    );
+    let out = call(json!({ "vecs": 3 })).expect("the runtime still serves");
+    assert!(out.result.additional_context.is_some());
+}
+
 #[test]
 fn deep_recursion_is_a_reported_trap() {
     let rt = runtime();
