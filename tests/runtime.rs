@@ -231,6 +231,24 @@ fn infinite_loop_hits_the_deadline_within_twice_the_deadline() {
     assert_still_serves(&rt, &hostile);
 }
 
+/// Dropping a runtime wakes its epoch ticker instead of waiting out the tick, so a one-event
+/// process exits as soon as it has answered.
+#[test]
+fn dropping_a_runtime_does_not_wait_for_the_next_tick() {
+    let rt = Runtime::new(RuntimeConfig {
+        tick: Duration::from_secs(600),
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime");
+    let started = Instant::now();
+    drop(rt);
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "drop waited {:?} for a 600 s tick",
+        started.elapsed()
+    );
+}
+
 #[test]
 fn memory_bomb_hits_the_memory_limit() {
     let rt = runtime();

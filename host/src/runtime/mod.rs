@@ -270,6 +270,9 @@ impl Drop for Ticker {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
+            // Wake it rather than wait out its tick: a one-event process (`warden hook`) would
+            // otherwise spend up to a tick exiting.
+            t.thread().unpark();
             let _ = t.join();
         }
     }
@@ -325,9 +328,16 @@ impl Runtime {
             std::thread::Builder::new()
                 .name("warden-epoch".into())
                 .spawn(move || {
+                    let mut next = Instant::now() + tick;
                     while !stop.load(Ordering::Relaxed) {
-                        std::thread::sleep(tick);
+                        let now = Instant::now();
+                        if now < next {
+                            // Parked, not asleep, so dropping the runtime can wake it at once.
+                            std::thread::park_timeout(next - now);
+                            continue;
+                        }
                         engine.increment_epoch();
+                        next = now + tick;
                     }
                 })
                 .map_err(|e| RuntimeError::Engine(format!("cannot start the epoch ticker: {e}")))?
