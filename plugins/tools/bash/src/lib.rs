@@ -67,87 +67,79 @@ fn invalid(m: impl Into<String>) -> ToolError {
     ToolError::InvalidInput(m.into())
 }
 
-/// Splits a command line into words, operators and redirections.
-fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
-    let chars: Vec<char> = src.chars().collect();
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut pending: Option<(Target, bool)> = None;
-    let mut pending_in = false;
-    let mut i = 0;
+/// The lexer's state: tokens so far, the word being read, and a redirection waiting for its
+/// file name.
+#[derive(Default)]
+struct Lexer {
+    out: Vec<Token>,
+    word: String,
+    in_word: bool,
+    pending: Option<(Target, bool)>,
+    pending_in: bool,
+}
 
-    fn push_word(
-        out: &mut Vec<Token>,
-        word: &mut String,
-        in_word: &mut bool,
-        pending: &mut Option<(Target, bool)>,
-        pending_in: &mut bool,
-    ) {
-        if !*in_word {
+impl Lexer {
+    /// Ends the word being read, as a word or as the file of a waiting redirection.
+    fn push_word(&mut self) {
+        if !self.in_word {
             return;
         }
-        let w = std::mem::take(word);
-        *in_word = false;
-        if let Some((target, append)) = pending.take() {
-            out.push(Token::Redir(Redirect::Out {
+        let w = std::mem::take(&mut self.word);
+        self.in_word = false;
+        if let Some((target, append)) = self.pending.take() {
+            self.out.push(Token::Redir(Redirect::Out {
                 target,
                 append,
                 file: w,
             }));
-        } else if *pending_in {
-            *pending_in = false;
-            out.push(Token::Redir(Redirect::In(w)));
+        } else if self.pending_in {
+            self.pending_in = false;
+            self.out.push(Token::Redir(Redirect::In(w)));
         } else {
-            out.push(Token::Word(w));
+            self.out.push(Token::Word(w));
         }
     }
+}
+
+/// Splits a command line into words, operators and redirections.
+fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
+    let chars: Vec<char> = src.chars().collect();
+    let mut lx = Lexer::default();
+    let mut i = 0;
 
     while i < chars.len() {
         let c = chars[i];
         let next = chars.get(i + 1).copied();
         match c {
             ' ' | '\t' => {
-                push_word(
-                    &mut out,
-                    &mut word,
-                    &mut in_word,
-                    &mut pending,
-                    &mut pending_in,
-                );
+                lx.push_word();
                 i += 1;
             }
             '\n' | ';' => {
-                push_word(
-                    &mut out,
-                    &mut word,
-                    &mut in_word,
-                    &mut pending,
-                    &mut pending_in,
-                );
-                out.push(Token::Op(Op::Seq));
+                lx.push_word();
+                lx.out.push(Token::Op(Op::Seq));
                 i += 1;
             }
-            '#' if !in_word => {
+            '#' if !lx.in_word => {
                 while i < chars.len() && chars[i] != '\n' {
                     i += 1;
                 }
             }
             '\'' => {
-                in_word = true;
+                lx.in_word = true;
                 i += 1;
                 loop {
                     match chars.get(i) {
                         None => return Err(invalid("unterminated single quote")),
                         Some('\'') => break,
-                        Some(&ch) => word.push(ch),
+                        Some(&ch) => lx.word.push(ch),
                     }
                     i += 1;
                 }
                 i += 1;
             }
             '"' => {
-                in_word = true;
+                lx.in_word = true;
                 i += 1;
                 loop {
                     match chars.get(i) {
@@ -155,11 +147,11 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
                         Some('"') => break,
                         Some('\\') => match chars.get(i + 1) {
                             Some(&e @ ('"' | '\\' | '$' | '`')) => {
-                                word.push(e);
+                                lx.word.push(e);
                                 i += 1;
                             }
                             Some('\n') => i += 1,
-                            _ => word.push('\\'),
+                            _ => lx.word.push('\\'),
                         },
                         Some('$') if expands(chars.get(i + 1).copied()) => {
                             return Err(expansion_error(&chars[i..]));
@@ -167,7 +159,7 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
                         Some('`') => {
                             return Err(invalid("command substitution (`…`) is not supported"));
                         }
-                        Some(&ch) => word.push(ch),
+                        Some(&ch) => lx.word.push(ch),
                     }
                     i += 1;
                 }
@@ -177,8 +169,8 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
                 match next {
                     Some('\n') => {}
                     Some(e) => {
-                        word.push(e);
-                        in_word = true;
+                        lx.word.push(e);
+                        lx.in_word = true;
                     }
                     None => return Err(invalid("trailing backslash")),
                 }
@@ -188,74 +180,45 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
             '`' => return Err(invalid("command substitution (`…`) is not supported")),
             '(' | ')' => return Err(invalid("subshells and grouping are not supported")),
             '&' if next == Some('&') => {
-                push_word(
-                    &mut out,
-                    &mut word,
-                    &mut in_word,
-                    &mut pending,
-                    &mut pending_in,
-                );
-                out.push(Token::Op(Op::And));
+                lx.push_word();
+                lx.out.push(Token::Op(Op::And));
                 i += 2;
             }
             '&' if next == Some('>') => {
-                push_word(
-                    &mut out,
-                    &mut word,
-                    &mut in_word,
-                    &mut pending,
-                    &mut pending_in,
-                );
+                lx.push_word();
                 let append = chars.get(i + 2) == Some(&'>');
-                pending = Some((Target::Both, append));
+                lx.pending = Some((Target::Both, append));
                 i += if append { 3 } else { 2 };
             }
             '&' => return Err(invalid("background jobs (`&`) are not supported")),
             '|' if next == Some('|') => {
-                push_word(
-                    &mut out,
-                    &mut word,
-                    &mut in_word,
-                    &mut pending,
-                    &mut pending_in,
-                );
-                out.push(Token::Op(Op::Or));
+                lx.push_word();
+                lx.out.push(Token::Op(Op::Or));
                 i += 2;
             }
             '|' => {
-                push_word(
-                    &mut out,
-                    &mut word,
-                    &mut in_word,
-                    &mut pending,
-                    &mut pending_in,
-                );
+                lx.push_word();
                 if next == Some('&') {
-                    out.push(Token::Op(Op::PipeAll));
+                    lx.out.push(Token::Op(Op::PipeAll));
                     i += 2;
                 } else {
-                    out.push(Token::Op(Op::Pipe));
+                    lx.out.push(Token::Op(Op::Pipe));
                     i += 1;
                 }
             }
             '>' | '<' => {
                 // A bare `1` or `2` right before the operator is a file descriptor.
-                let fd = if in_word && (word == "1" || word == "2") && !word.is_empty() {
-                    let fd = word.clone();
-                    word.clear();
-                    in_word = false;
+                let fd = if lx.in_word && (lx.word == "1" || lx.word == "2") && !lx.word.is_empty()
+                {
+                    let fd = lx.word.clone();
+                    lx.word.clear();
+                    lx.in_word = false;
                     Some(fd)
                 } else {
-                    push_word(
-                        &mut out,
-                        &mut word,
-                        &mut in_word,
-                        &mut pending,
-                        &mut pending_in,
-                    );
+                    lx.push_word();
                     None
                 };
-                if pending.is_some() || pending_in {
+                if lx.pending.is_some() || lx.pending_in {
                     return Err(invalid("a redirection is missing its file"));
                 }
                 if c == '<' {
@@ -264,7 +227,7 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
                             "here-documents and input descriptors are not supported",
                         ));
                     }
-                    pending_in = true;
+                    lx.pending_in = true;
                     i += 1;
                     continue;
                 }
@@ -277,7 +240,7 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
                         (None | Some("1"), Some('2')) => Redirect::OutToErr,
                         _ => return Err(invalid("unsupported descriptor duplication")),
                     };
-                    out.push(Token::Redir(redir));
+                    lx.out.push(Token::Redir(redir));
                     i = after + 2;
                     continue;
                 }
@@ -286,27 +249,21 @@ fn lex(src: &str) -> Result<Vec<Token>, ToolError> {
                 } else {
                     Target::Stdout
                 };
-                pending = Some((target, append));
+                lx.pending = Some((target, append));
                 i = after;
             }
             _ => {
-                word.push(c);
-                in_word = true;
+                lx.word.push(c);
+                lx.in_word = true;
                 i += 1;
             }
         }
     }
-    push_word(
-        &mut out,
-        &mut word,
-        &mut in_word,
-        &mut pending,
-        &mut pending_in,
-    );
-    if pending.is_some() || pending_in {
+    lx.push_word();
+    if lx.pending.is_some() || lx.pending_in {
         return Err(invalid("a redirection is missing its file"));
     }
-    Ok(out)
+    Ok(lx.out)
 }
 
 fn expands(next: Option<char>) -> bool {
