@@ -482,30 +482,20 @@ pub(crate) fn parse_manifest(
             _ => paths(diags, key, v, false).map(ComponentSpec::Paths),
         }
     };
-    if let Some(v) = map.get("skills") {
-        m.skills = paths(diags, "skills", v, true);
-    }
-    if let Some(v) = map.get("commands") {
-        m.commands = paths(diags, "commands", v, false);
-    }
-    if let Some(v) = map.get("agents") {
-        m.agents = paths(diags, "agents", v, false);
-    }
-    if let Some(v) = map.get("workflows") {
-        m.workflows = paths(diags, "workflows", v, false);
-    }
-    if let Some(v) = map.get("outputStyles") {
-        m.output_styles = paths(diags, "outputStyles", v, false);
-    }
-    if let Some(v) = map.get("hooks") {
-        m.hooks = path_or_inline(diags, "hooks", v, false);
-    }
-    if let Some(v) = map.get("mcpServers") {
-        m.mcp_servers = path_or_inline(diags, "mcpServers", v, false);
-    }
-    if let Some(v) = map.get("lspServers") {
-        m.lsp_servers = path_or_inline(diags, "lspServers", v, false);
-    }
+    let mut list =
+        |key: &str, skills: bool| map.get(key).and_then(|v| paths(diags, key, v, skills));
+    m.skills = list("skills", true);
+    m.commands = list("commands", false);
+    m.agents = list("agents", false);
+    m.workflows = list("workflows", false);
+    m.output_styles = list("outputStyles", false);
+    let mut spec = |key: &str| {
+        map.get(key)
+            .and_then(|v| path_or_inline(diags, key, v, false))
+    };
+    m.hooks = spec("hooks");
+    m.mcp_servers = spec("mcpServers");
+    m.lsp_servers = spec("lspServers");
     match map.get("experimental") {
         None => {}
         Some(Value::Object(x)) => {
