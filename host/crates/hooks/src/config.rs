@@ -615,23 +615,7 @@ impl HookConfigBuilder {
         plugin: Option<PluginContext>,
         hooks: &Value,
     ) {
-        let origin = path
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| format!("skill {name}"));
-        let opts = ParseOptions {
-            origin: &origin,
-            honour_once: true,
-            is_plugin: plugin.is_some(),
-            ..ParseOptions::default()
-        };
-        let parsed = parse_hooks(hooks, &opts);
-        let source = Arc::new(HookSource::Skill {
-            name: name.to_string(),
-            path,
-            plugin: plugin.map(Arc::new),
-        });
-        self.add_parsed(parsed, &source);
+        self.add_frontmatter_hooks(false, name, path, plugin, hooks);
     }
 
     /// Adds the `hooks` of a subagent's frontmatter (as JSON); `Stop` becomes `SubagentStop`.
@@ -644,21 +628,38 @@ impl HookConfigBuilder {
         plugin: Option<PluginContext>,
         hooks: &Value,
     ) {
+        self.add_frontmatter_hooks(true, name, path, plugin, hooks);
+    }
+
+    /// Skill (`agent == false`) or subagent frontmatter hooks: skills honour `once`, subagents
+    /// turn `Stop` into `SubagentStop`.
+    fn add_frontmatter_hooks(
+        &mut self,
+        agent: bool,
+        name: &str,
+        path: Option<PathBuf>,
+        plugin: Option<PluginContext>,
+        hooks: &Value,
+    ) {
+        let kind = if agent { "agent" } else { "skill" };
         let origin = path
             .as_ref()
             .map(|p| p.display().to_string())
-            .unwrap_or_else(|| format!("agent {name}"));
+            .unwrap_or_else(|| format!("{kind} {name}"));
         let opts = ParseOptions {
             origin: &origin,
-            stop_as_subagent_stop: true,
+            honour_once: !agent,
+            stop_as_subagent_stop: agent,
             is_plugin: plugin.is_some(),
             ..ParseOptions::default()
         };
         let parsed = parse_hooks(hooks, &opts);
-        let source = Arc::new(HookSource::Agent {
-            name: name.to_string(),
-            path,
-            plugin: plugin.map(Arc::new),
+        let name = name.to_string();
+        let plugin = plugin.map(Arc::new);
+        let source = Arc::new(if agent {
+            HookSource::Agent { name, path, plugin }
+        } else {
+            HookSource::Skill { name, path, plugin }
         });
         self.add_parsed(parsed, &source);
     }
