@@ -30,9 +30,7 @@ use warden_instructions::{
 };
 use warden_permissions::{Permissions, PermissionsError, Verdict};
 
-use crate::capability::{AskAt, PermissionPolicy};
-use crate::runtime::RuntimeConfig;
-use crate::session::{Session, WasmRunner};
+use crate::session::Session;
 
 /// How long one injected command may run (the Bash tool's default two minutes, spec 6.4).
 pub const INJECTION_TIMEOUT: Duration = Duration::from_secs(120);
@@ -476,23 +474,13 @@ pub fn instructions_loaded_input(common: &CommonFields, file: &MemoryFile) -> Va
     HookInput::new(common.clone(), EventPayload::InstructionsLoaded(payload)).to_value()
 }
 
-/// Dispatch options for `session`'s hooks: hook processes start in the session's directory
-/// (also `CLAUDE_PROJECT_DIR`), and WASM hooks run with their plugin's grant under the session's
-/// permission rules, accesses the rules would ask about being refused (nobody can answer).
-pub fn dispatch_options(session: &Session) -> Result<DispatchOptions, PermissionsError> {
-    let perms = Arc::new(session.permissions(None, &[])?);
-    let policy = Arc::new(PermissionPolicy::new(perms, AskAt::Deny));
-    // One short-lived process: the on-demand allocator starts faster than a pool.
-    let config = RuntimeConfig {
-        cache_dir: Some(session.home.cache_dir()),
-        pooling: false,
-        max_instances: 64,
-        ..RuntimeConfig::default()
-    };
-    let runner = Arc::new(WasmRunner::new(session, config, policy));
-    let mut opts = DispatchOptions::new(&session.cwd).with_wasm_runner(runner);
-    opts.cwd = session.cwd.clone();
-    Ok(opts)
+/// Dispatch options for `session`'s hooks ([`Session::dispatch_options`]): WASM hooks run with
+/// their plugin's grant under the session's policy, accesses the rules would ask about being
+/// refused (nobody can answer).
+pub fn dispatch_options(
+    session: &Arc<Session>,
+) -> Result<DispatchOptions, crate::session::SessionError> {
+    session.dispatch_options()
 }
 
 /// What the `InstructionsLoaded` hooks did for one file.

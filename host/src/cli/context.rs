@@ -12,15 +12,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use warden::instructions::{self, HookFiring};
-use warden::session::{Session, SessionOptions};
+use warden::session::Session;
 use warden_instructions::{Context, Skill, SkillSource, Warning};
 
 /// Arguments.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The session's directory (default: the current directory).
-    #[arg(long)]
-    cwd: Option<PathBuf>,
+    #[command(flatten)]
+    session: super::SessionArgs,
     /// A file read or edited during the session (repeatable; relative to the session's
     /// directory): loads the memory of the directories down to it and the rules it matches.
     #[arg(long = "touch", value_name = "FILE")]
@@ -28,31 +27,20 @@ pub struct Args {
     /// Print the context as JSON.
     #[arg(long)]
     json: bool,
-    /// Extra settings file or inline JSON, above project and user settings (repeatable).
-    #[arg(long = "settings")]
-    settings: Vec<String>,
-    /// Load a plugin directory for this run only (repeatable).
-    #[arg(long = "plugin-dir")]
-    plugin_dirs: Vec<PathBuf>,
     /// Do not fire the `InstructionsLoaded` hooks.
     #[arg(long)]
     no_hooks: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let cwd = match &args.cwd {
-        Some(c) if c.is_dir() => c.canonicalize()?,
-        Some(c) => {
-            eprintln!("warden context: --cwd {} is not a directory", c.display());
+    let opts = match args.session.options(None)? {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("warden context: {}", e.0);
             return Ok(ExitCode::from(2));
         }
-        None => std::env::current_dir()?,
     };
-    let home = warden_config::Home::from_env()?;
-    let mut opts = SessionOptions::new(&cwd, home);
-    opts.cli_settings = args.settings.clone();
-    opts.plugin_dirs = super::plugin_dirs(&args.plugin_dirs);
-    let session = Session::load(&opts);
+    let session = std::sync::Arc::new(Session::load(&opts));
     let mut ctx = instructions::load_context(&session, &args.touch);
 
     let mut firings = Vec::new();
@@ -68,12 +56,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 firings = super::block_on_multi(instructions::fire_instructions_loaded(
                     &ctx.memory,
                     &common,
-                    &config,
+                    config,
                     &dopts,
                 ))?;
             }
             Err(e) => ctx.warnings.push(Warning::new(
-                std::path::Path::new("permissions"),
+                std::path::Path::new("settings"),
                 format!("InstructionsLoaded hooks not run: {e}"),
             )),
         }

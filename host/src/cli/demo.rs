@@ -1,11 +1,13 @@
-//! `warden demo`: Warden at work on sample events, in temporary directories.
+//! `warden demo`: Warden at work, in a scratch home and scratch projects.
 //!
-//! 1. The protect-secrets component decides on sample PreToolUse events, each in a fresh
-//!    sandbox.
-//! 2. The example marketplace is added and protect-secrets installed into a throwaway home and
-//!    project, and one event goes through the hook engine as `warden hook` would run it.
+//! 1. The example marketplace is added and protect-secrets installed into a throwaway home,
+//!    with its capability grant shown.
+//! 2. A session in a scratch project sends sample PreToolUse events through its hook engine:
+//!    protect-secrets decides each one as a WebAssembly component in a fresh sandbox.
 //! 3. The same deny rules are asked of Claude Code's text-level engine and enforced by the
-//!    built-in WASM tools where they touch files and programs.
+//!    built-in WASM tools where they touch files and programs: every call goes through the
+//!    session's tool-call pipeline, and the demo approves every `ask` as a user would, so the
+//!    capability boundary is what stops a call.
 //!
 //! Nothing is written outside a temporary directory except compiled components, which go to
 //! the compile cache under `$WARDEN_HOME/cache`.
@@ -13,30 +15,23 @@
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
 use serde_json::{Value, json};
-use warden::hook_result::Decision;
-use warden::runtime::{
-    CallContext, Grant, Limits, Runtime, RuntimeConfig, ToolCallOutcome, UnrestrictedPolicy, World,
-};
-use warden::session::{Session, SessionOptions, WasmRunner};
-use warden::tools::{ToolOptions, ToolRunner, load_permissions};
+use warden::session::{AskAnswer, AskRequest, Asker, Session, SessionOptions, ToolStatus};
 use warden_config::{Home, Scope};
-use warden_hooks::{DispatchOptions, Event, dispatch, to_cc_output};
-use warden_permissions::Verdict;
+use warden_hooks::{Event, Outcome, dispatch, to_cc_output};
 use warden_plugins::{InstallOptions, PluginManager};
 
 /// Arguments.
 #[derive(clap::Args)]
 pub struct Args {}
 
-fn pre_tool_use(cwd: &Path, tool: &str, input: Value) -> Value {
+fn pre_tool_use(session: &Session, tool: &str, input: Value) -> Value {
     json!({
-        "session_id": "00000000-0000-4000-8000-000000000000",
-        "transcript_path": cwd.join("transcript.jsonl").display().to_string(),
-        "cwd": cwd.display().to_string(),
+        "session_id": session.session_id,
+        "transcript_path": session.cwd.join("transcript.jsonl").display().to_string(),
+        "cwd": session.cwd.display().to_string(),
         "permission_mode": "default",
         "hook_event_name": "PreToolUse",
         "tool_name": tool,
@@ -47,15 +42,24 @@ fn pre_tool_use(cwd: &Path, tool: &str, input: Value) -> Value {
 
 pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
     let tmp = tempfile_dir()?;
-    let cache = super::cache_dir();
-    let config = RuntimeConfig {
-        cache_dir: cache.clone(),
-        ..RuntimeConfig::default()
-    };
-    one_component(&config)?;
-    installed_plugin(tmp.path(), &config)?;
-    rules_at_the_boundary(tmp.path(), &config)?;
+    let home = Home::new(tmp.path().join("home"));
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(&project)?;
+    install(&home, &project)?;
+    let session = Arc::new(Session::load(&demo_options(&project, &home)));
+    hooks_on_sample_events(&session)?;
+    rules_at_the_boundary(tmp.path(), &home)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// A session in `project`; compiled components go to the user's real cache, so a second run
+/// compiles nothing.
+fn demo_options(project: &Path, home: &Home) -> SessionOptions {
+    let mut opts = SessionOptions::new(project, home.clone());
+    opts.runtime.cache_dir = super::cache_dir();
+    opts.user_home = Some(project.to_path_buf());
+    opts.managed_dir = None;
+    opts
 }
 
 fn tempfile_dir() -> anyhow::Result<TempDir> {
@@ -79,18 +83,32 @@ impl Drop for TempDir {
     }
 }
 
-fn one_component(config: &RuntimeConfig) -> anyhow::Result<()> {
-    println!("1. protect-secrets: a PreToolUse hook running as a WebAssembly component");
-    println!("   (fresh sandbox per event: no files, network, env or processes)\n");
-    let runtime = Runtime::new(config.clone())?;
-    let grant = Grant::default();
-    let guard = runtime.load(
-        "protect-secrets",
-        warden::guests::PROTECT_SECRETS_WASM,
-        World::Hook,
-        &grant,
+fn install(home: &Home, project: &Path) -> anyhow::Result<()> {
+    println!("1. The example marketplace, and protect-secrets installed from it\n");
+    let manager = PluginManager::new(home.clone(), project).quiet(true);
+    let added = manager.marketplace_add(warden::guests::PLUGINS_DIR, Scope::User)?;
+    println!(
+        "   $ warden plugin marketplace add ./plugins\n   {}",
+        indent(&added.to_string())
+    );
+    let installed = manager.install(
+        "protect-secrets@warden-examples",
+        &InstallOptions {
+            scope: Scope::Project,
+            accept_capabilities: true,
+        },
     )?;
-    let cwd = std::env::current_dir()?;
+    println!(
+        "   $ warden plugin install protect-secrets@warden-examples --scope project --yes\n   {}\n",
+        indent(&installed.to_string())
+    );
+    Ok(())
+}
+
+fn hooks_on_sample_events(session: &Arc<Session>) -> anyhow::Result<()> {
+    println!("2. protect-secrets: a PreToolUse hook running as a WebAssembly component");
+    println!("   (fresh sandbox per event: no files, network, env or processes)\n");
+    let cwd = &session.cwd;
     let samples = [
         (
             "Read",
@@ -112,80 +130,50 @@ fn one_component(config: &RuntimeConfig) -> anyhow::Result<()> {
         ("Bash", json!({"command": "cargo test --release"})),
         ("Bash", json!({"command": "source ./.env && ./deploy.sh"})),
     ];
-    let limits = Limits::with_deadline(Duration::from_secs(5));
+    let dopts = session.dispatch_options()?;
+    let config = session.hook_config();
     let mut denied = 0;
+    let mut last = None;
     for (tool, input) in &samples {
-        let event = pre_tool_use(&cwd, tool, input.clone()).to_string();
-        let call = super::block_on(runtime.call_hook(
-            &guard,
-            "PreToolUse",
-            &event,
-            &limits,
-            CallContext::new(&cwd, &grant),
-        ))??;
+        let event = pre_tool_use(session, tool, input.clone());
+        let result = super::block_on(dispatch(Event::PreToolUse, &event, config, &dopts))?;
         let subject = input
             .get("file_path")
             .or_else(|| input.get("command"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        let verdict = match call.result.decision {
-            Decision::Deny => {
-                denied += 1;
-                "DENY"
-            }
-            Decision::None => "pass",
-            _ => "?",
-        };
+        let deny = result.merged.permission_verdict().decision
+            == Some(warden_hooks::PermissionDecision::Deny);
+        if deny {
+            denied += 1;
+        }
+        let failed = result
+            .handlers
+            .iter()
+            .find_map(|h| match &h.result.outcome {
+                Outcome::NonBlockingError { message } => Some(message.clone()),
+                _ => None,
+            });
+        if let Some(m) = failed {
+            anyhow::bail!("the protect-secrets hook failed: {m}");
+        }
+        let micros: u128 = result.handlers.iter().map(|h| h.elapsed.as_micros()).sum();
         println!(
-            "   {verdict:<4}  {tool:<5} {subject:<42} {:>6} µs",
-            call.elapsed.as_micros()
+            "   {:<4}  {tool:<5} {subject:<42} {micros:>6} µs",
+            if deny { "DENY" } else { "pass" }
         );
+        if deny && last.is_none() {
+            last = Some(result.merged);
+        }
     }
-    println!("\n   {denied} of {} calls denied.\n", samples.len());
-    Ok(())
-}
-
-fn installed_plugin(tmp: &Path, config: &RuntimeConfig) -> anyhow::Result<()> {
-    println!(
-        "2. The same hook installed from the example marketplace, run as `warden hook` runs it\n"
-    );
-    let home = Home::new(tmp.join("home"));
-    let project = tmp.join("project");
-    std::fs::create_dir_all(&project)?;
-    let manager = PluginManager::new(home.clone(), &project).quiet(true);
-    let added = manager.marketplace_add(warden::guests::PLUGINS_DIR, Scope::User)?;
-    println!(
-        "   $ warden plugin marketplace add ./plugins\n   {}",
-        indent(&added.to_string())
-    );
-    let installed = manager.install(
-        "protect-secrets@warden-examples",
-        &InstallOptions {
-            scope: Scope::Project,
-            accept_capabilities: true,
-        },
-    )?;
-    println!(
-        "   $ warden plugin install protect-secrets@warden-examples --scope project\n   {}",
-        indent(&installed.to_string())
-    );
-
-    let session = Session::load(&SessionOptions::new(&project, home));
-    let hooks = session.hook_config();
-    let runner = Arc::new(WasmRunner::new(
-        &session,
-        config.clone(),
-        Arc::new(UnrestrictedPolicy),
-    ));
-    let mut opts = DispatchOptions::new(&project).with_wasm_runner(runner);
-    opts.cwd = project.clone();
-    let input = pre_tool_use(&project, "Read", json!({"file_path": ".env"}));
-    let result = super::block_on(dispatch(Event::PreToolUse, &input, &hooks, &opts))?;
-    let (stdout, code, _) = to_cc_output(&result.merged, Event::PreToolUse);
-    println!(
-        "   $ echo '{{…\"tool_name\":\"Read\",\"tool_input\":{{\"file_path\":\".env\"}}}}' | warden hook PreToolUse"
-    );
-    println!("   {stdout}\n   (exit {code})\n");
+    println!("\n   {denied} of {} calls denied.", samples.len());
+    if let Some(merged) = last {
+        let (stdout, code, _) = to_cc_output(&merged, Event::PreToolUse);
+        println!(
+            "   What Claude Code receives for the first one (as `warden hook PreToolUse` prints it):"
+        );
+        println!("   {stdout}\n   (exit {code})\n");
+    }
     Ok(())
 }
 
@@ -193,9 +181,23 @@ fn indent(text: &str) -> String {
     text.trim_end().replace('\n', "\n   ")
 }
 
-fn rules_at_the_boundary(tmp: &Path, config: &RuntimeConfig) -> anyhow::Result<()> {
+/// Approves every `ask`, as a user clicking "yes" would: the demo shows what the capability
+/// boundary does with calls the text-level rules let through or leave to the user.
+struct ApproveAll;
+
+impl Asker for ApproveAll {
+    fn ask(&self, _: &AskRequest<'_>) -> AskAnswer {
+        AskAnswer::AllowOnce
+    }
+
+    fn label(&self) -> &str {
+        "demo (approves every ask)"
+    }
+}
+
+fn rules_at_the_boundary(tmp: &Path, home: &Home) -> anyhow::Result<()> {
     println!("3. One set of rules, two levels: Claude Code's text-level answer vs the WASM tools");
-    println!("   settings: deny Read(./.env), deny Bash(git push *)\n");
+    println!("   settings: deny Read(./.env), deny Bash(git push *); every ask answered yes\n");
     let project = tmp.join("rules");
     std::fs::create_dir_all(project.join(".claude"))?;
     std::fs::create_dir_all(project.join("sub"))?;
@@ -206,14 +208,7 @@ fn rules_at_the_boundary(tmp: &Path, config: &RuntimeConfig) -> anyhow::Result<(
     let settings = json!({"permissions": {"deny": ["Read(./.env)", "Bash(git push *)"]}});
     std::fs::write(project.join(".claude/settings.json"), settings.to_string())?;
 
-    let opts = ToolOptions {
-        home: Some(tmp.join("home")),
-        user_home: Some(tmp.to_path_buf()),
-        trusted: true,
-        ..ToolOptions::default()
-    };
-    let perms = load_permissions(&project, &opts)?;
-    let runner = ToolRunner::new(config.clone())?;
+    let session = Arc::new(Session::load(&demo_options(&project, home)));
     let cases = [
         ("Read", json!({"file_path": "README.md"})),
         ("Read", json!({"file_path": "sub/../.env"})),
@@ -230,18 +225,15 @@ fn rules_at_the_boundary(tmp: &Path, config: &RuntimeConfig) -> anyhow::Result<(
             .or_else(|| input.get("command"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        let text = match perms.decide(tool, input, None).decision {
-            Verdict::Allow => "allow",
-            Verdict::Ask => "ask",
-            Verdict::Deny => "deny",
-        };
-        let run = super::block_on(runner.run(tool, &input.to_string(), &project, &opts))??;
-        let outcome = match &run.call.outcome {
-            ToolCallOutcome::Ok { content, .. } => format!("ran: {}", first_line(content)),
-            ToolCallOutcome::Denied(m) => format!("DENIED: {}", first_line(m)),
-            ToolCallOutcome::InvalidInput(m) | ToolCallOutcome::Failed(m) => {
-                format!("failed: {}", first_line(m))
+        let text = super::block_on_multi(session.decide_tool(tool, input.clone()))??.decision;
+        let run = super::block_on_multi(session.call_tool(tool, input.clone(), &ApproveAll))??;
+        let outcome = match &run.status {
+            ToolStatus::Ok { content, .. } => format!("ran: {}", first_line(content)),
+            ToolStatus::Denied { message } => format!("DENIED: {}", first_line(message)),
+            ToolStatus::InvalidInput { message } | ToolStatus::Failed { message } => {
+                format!("failed: {}", first_line(message))
             }
+            ToolStatus::Decided => "not run".to_string(),
         };
         println!(
             "   {:<36} {text:<10} {outcome}",

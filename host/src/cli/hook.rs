@@ -12,27 +12,21 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use warden::runtime::{RuntimeConfig, UnrestrictedPolicy};
-use warden::session::{Session, SessionOptions, WasmRunner};
-use warden_hooks::{DispatchOptions, Event, dispatch, render_stdout, to_cc_output};
+use warden::session::Session;
+use warden_hooks::{Event, dispatch, render_stdout, to_cc_output};
+
+use super::SessionArgs;
 
 /// Arguments.
 #[derive(clap::Args)]
 pub struct Args {
     /// The event, e.g. `PreToolUse`.
     event: String,
-    /// The session's directory (default: the input's `cwd`, else the current directory).
-    #[arg(long)]
-    cwd: Option<PathBuf>,
+    #[command(flatten)]
+    session: SessionArgs,
     /// Run only WASM handlers (for use from inside Claude Code).
     #[arg(long)]
     wasm_only: bool,
-    /// Extra settings file or inline JSON (repeatable).
-    #[arg(long = "settings")]
-    settings: Vec<String>,
-    /// Load a plugin directory for this call only (repeatable).
-    #[arg(long = "plugin-dir")]
-    plugin_dirs: Vec<PathBuf>,
     /// Print configuration warnings on stderr.
     #[arg(long)]
     verbose: bool,
@@ -49,16 +43,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(_) => anyhow::bail!("stdin must be a JSON object (a Claude Code hook input)"),
         Err(e) => anyhow::bail!("stdin is not valid JSON: {e}"),
     };
-    let cwd = match (&args.cwd, input.get("cwd").and_then(|c| c.as_str())) {
-        (Some(c), _) => c.clone(),
-        (None, Some(c)) if !c.is_empty() => PathBuf::from(c),
-        _ => std::env::current_dir()?,
+    let input_cwd = input
+        .get("cwd")
+        .and_then(|c| c.as_str())
+        .filter(|c| !c.is_empty())
+        .map(PathBuf::from);
+    let opts = match args.session.options(input_cwd)? {
+        Ok(o) => o,
+        Err(e) => anyhow::bail!("{}", e.0),
     };
-    let home = warden_config::Home::from_env()?;
-    let mut opts = SessionOptions::new(&cwd, home.clone());
-    opts.cli_settings = args.settings.clone();
-    opts.plugin_dirs = super::plugin_dirs(&args.plugin_dirs);
-    let session = Session::load(&opts);
+    let guard = matches!(event, Event::PreToolUse | Event::PermissionRequest);
+    let session = Arc::new(Session::load(&opts));
+    if guard && let Some(problem) = guard_problem(&session, &opts, args.wasm_only) {
+        // A guard that cannot be set up blocks the call: exit 2 is Claude Code's "blocking
+        // error", and the reason reaches the model and the user.
+        eprintln!("warden hook {}: {problem}", event.as_str());
+        return Ok(ExitCode::from(2));
+    }
     let config = session.hook_config();
     for w in &session.warnings {
         // A plugin directory named on the command line that cannot be loaded is always worth
@@ -73,27 +74,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             eprintln!("warning: {w}");
         }
     }
-    // One event per process: the on-demand allocator starts faster than reserving a pool.
-    let rt_config = RuntimeConfig {
-        cache_dir: Some(home.cache_dir()),
-        pooling: false,
-        max_instances: 64,
-        ..RuntimeConfig::default()
-    };
-    let runner = Arc::new(WasmRunner::new(
-        &session,
-        rt_config,
-        Arc::new(UnrestrictedPolicy),
-    ));
-    let project_dir = std::env::var_os("CLAUDE_PROJECT_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| cwd.clone());
-    let mut dopts = DispatchOptions::new(project_dir).with_wasm_runner(runner);
-    dopts.cwd = cwd;
+    let mut dopts = session.dispatch_options()?;
+    if let Some(p) = std::env::var_os("CLAUDE_PROJECT_DIR") {
+        dopts.project_dir = PathBuf::from(p);
+    }
     dopts.wasm_only = args.wasm_only;
     // One event: a current-thread runtime starts no worker threads, and WASM hooks are
     // CPU-bound anyway; command hooks still run concurrently as child processes.
-    let result = super::block_on(dispatch(event, &input, &config, &dopts))?;
+    let result = super::block_on(dispatch(event, &input, config, &dopts))?;
+    if guard && let Some(problem) = failed_guard(&result) {
+        eprintln!("warden hook {}: {problem}", event.as_str());
+        return Ok(ExitCode::from(2));
+    }
     let (stdout, code, stderr) = to_cc_output(&result.merged, event);
     let rendered = render_stdout(&stdout);
     if !rendered.is_empty() && rendered != "{}" {
@@ -103,4 +95,71 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("{e}");
     }
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// Why the guards of this session cannot be trusted to run: settings or installed plugins that
+/// could not be read, or, for the bridge (`--wasm-only`), a Warden home with no WASM plugin
+/// enabled (so the bridge would guard
+/// nothing, most likely because the hook process sees another `WARDEN_HOME` than the user's
+/// shell).
+fn guard_problem(
+    session: &Session,
+    opts: &warden::session::SessionOptions,
+    bridge: bool,
+) -> Option<String> {
+    let broken: Vec<&String> = session
+        .warnings
+        .iter()
+        .filter(|w| {
+            w.starts_with("plugin ")
+                || w.starts_with("installed plugins")
+                || w.starts_with("--plugin-dir")
+        })
+        .collect();
+    if !broken.is_empty() {
+        return Some(format!(
+            "cannot load Warden's configuration, so the call is blocked: {}",
+            broken
+                .iter()
+                .map(|w| w.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    if let Some(e) = session.settings.errors.first() {
+        return Some(format!(
+            "cannot read a settings file, so the call is blocked: {}",
+            e.message
+        ));
+    }
+    let wasm_plugins = session.plugins.iter().any(|p| p.plugin.warden.is_some());
+    if bridge && !wasm_plugins && opts.plugin_dirs.is_empty() {
+        return Some(format!(
+            "the Warden home {} has no enabled plugin with WASM hooks, so no guard can run and the call is blocked. \
+             Install a guard (`warden plugin install <plugin>`), point WARDEN_HOME at the home you installed into, \
+             or remove the warden-bridge plugin",
+            session.home.root().display()
+        ));
+    }
+    None
+}
+
+/// A WASM guard that failed (could not load, trapped, timed out) fails closed.
+fn failed_guard(result: &warden_hooks::DispatchResult) -> Option<String> {
+    use warden_hooks::{HandlerType, Outcome};
+    result
+        .handlers
+        .iter()
+        .filter(|h| h.handler_type == HandlerType::Wasm)
+        .find_map(|h| match &h.result.outcome {
+            Outcome::NonBlockingError { message } => Some(format!(
+                "the guard {} ({}) failed, so the call is blocked: {message}",
+                h.label, h.source
+            )),
+            Outcome::Cancelled => Some(format!(
+                "the guard {} ({}) timed out, so the call is blocked",
+                h.label, h.source
+            )),
+            _ => None,
+        })
 }

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use warden::runtime::{CallContext, Grant, Limits, Runtime, RuntimeConfig, World};
+use warden::runtime::{CallContext, Grant, Limits, World};
+use warden::session::{Session, SessionOptions};
+use warden_hooks::Event;
 
 /// Arguments.
 #[derive(clap::Args)]
@@ -27,6 +29,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let event: Event = args.event.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+    if !args.component.is_file() {
+        anyhow::bail!("{}: no such component file", args.component.display());
+    }
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
@@ -50,18 +56,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         deadline: Duration::from_secs_f64(args.timeout),
         ..Limits::default()
     };
-    // One call per process: the on-demand allocator avoids reserving a whole pool.
-    let config = RuntimeConfig {
-        cache_dir: super::cache_dir(),
-        pooling: false,
-        max_instances: 4,
-        ..RuntimeConfig::default()
-    };
-    let runtime = Runtime::new(config)?;
+    // The component runs as a hook of a session in the event's directory would: its grant
+    // first, then that session's rules.
+    let session = Session::load(&SessionOptions::new(&cwd, warden_config::Home::from_env()?));
+    let runtime = session.runtime()?;
     let component = runtime.load_file(&args.component, World::Hook, &grant)?;
-    let ctx = CallContext::new(cwd, &grant);
-    let call = super::block_on(runtime.call_hook(&component, &args.event, &input, &limits, ctx))??;
-    let out = call.result.to_cc_output(&args.event);
+    let ctx = CallContext::with_policy(cwd, &grant, session.guest_policy(false)?);
+    let call =
+        super::block_on(runtime.call_hook(&component, event.as_str(), &input, &limits, ctx))??;
+    let out = call.result.to_cc_output(event.as_str());
     println!("{}", out.json);
     if let Some(msg) = &out.stderr {
         eprintln!("{msg}");

@@ -83,12 +83,73 @@ pub(crate) fn block_on_multi<F: std::future::Future>(fut: F) -> anyhow::Result<F
     Ok(rt.block_on(fut))
 }
 
-/// `--plugin-dir` values made absolute against the directory `warden` was started in, as a
-/// shell user expects; the session's own directory (a hook input's `cwd`, `--cwd`) may differ.
-pub(crate) fn plugin_dirs(dirs: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
-    dirs.iter()
-        .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
-        .collect()
+/// The arguments every command that acts as a session shares (`hook`, `check`, `tool`,
+/// `context`, `skill`), flattened into each.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(crate) struct SessionArgs {
+    /// The session's directory (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<std::path::PathBuf>,
+    /// Extra settings: a file path or inline JSON, above project and user settings
+    /// (repeatable), like Claude Code's `--settings`.
+    #[arg(long = "settings", value_name = "FILE|JSON")]
+    pub settings: Vec<String>,
+    /// Load a plugin directory for this run only (repeatable); its components get no
+    /// capabilities.
+    #[arg(long = "plugin-dir", value_name = "DIR")]
+    pub plugin_dirs: Vec<std::path::PathBuf>,
+    /// Permission mode: default, acceptEdits, plan, dontAsk or bypassPermissions (default:
+    /// the settings' `defaultMode`).
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+}
+
+/// Unusable command-line input: the message for stderr (the command exits 2).
+#[derive(Debug)]
+pub(crate) struct Unusable(pub String);
+
+impl SessionArgs {
+    /// Session options for these arguments. `fallback_cwd` is used when `--cwd` is absent
+    /// (`warden hook` takes the event's `cwd`), then the current directory.
+    pub fn options(
+        &self,
+        fallback_cwd: Option<std::path::PathBuf>,
+    ) -> anyhow::Result<Result<warden::session::SessionOptions, Unusable>> {
+        let cwd = match (&self.cwd, fallback_cwd) {
+            (Some(c), _) if c.is_dir() => c.canonicalize()?,
+            (Some(c), _) => {
+                return Ok(Err(Unusable(format!(
+                    "--cwd {} is not a directory",
+                    c.display()
+                ))));
+            }
+            (None, Some(c)) => c,
+            (None, None) => std::env::current_dir()?,
+        };
+        let mode = match self.mode.as_deref() {
+            None => None,
+            Some(m) => match warden_permissions::Mode::parse(m) {
+                Some(mode) => Some(mode),
+                None => {
+                    return Ok(Err(Unusable(format!(
+                        "unknown mode `{m}`; use default, acceptEdits, plan, dontAsk or bypassPermissions"
+                    ))));
+                }
+            },
+        };
+        let home = warden_config::Home::from_env()?;
+        let mut opts = warden::session::SessionOptions::new(cwd, home);
+        opts.cli_settings = self.settings.clone();
+        // Made absolute against the directory `warden` was started in, as a shell user
+        // expects; the session's own directory (a hook input's `cwd`, `--cwd`) may differ.
+        opts.plugin_dirs = self
+            .plugin_dirs
+            .iter()
+            .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()))
+            .collect();
+        opts.mode = mode;
+        Ok(Ok(opts))
+    }
 }
 
 /// The compile cache directory under `$WARDEN_HOME`, if a home can be found.

@@ -572,7 +572,7 @@ fn print_installed(json: bool, r: &warden_plugins::InstallReport) {
 /// interpreter-based guests). A component that fails to compile is reported; the install
 /// stands, and the component will be refused with the same error when it is used.
 fn precompile(json: bool, r: &warden_plugins::InstallReport) {
-    use warden::runtime::{Grant, Runtime, RuntimeConfig, RuntimeError, World};
+    use warden::runtime::{Grant, RuntimeError, World};
     let Ok(plugin) = warden_plugins::load_plugin(&r.install_path) else {
         return;
     };
@@ -585,12 +585,8 @@ fn precompile(json: bool, r: &warden_plugins::InstallReport) {
     let Ok(home) = warden_config::Home::from_env() else {
         return;
     };
-    let config = RuntimeConfig {
-        cache_dir: Some(home.cache_dir()),
-        pooling: false,
-        ..RuntimeConfig::default()
-    };
-    let Ok(runtime) = Runtime::new(config) else {
+    let config = warden::session::SessionOptions::new(&r.install_path, home).runtime;
+    let Ok(runtime) = warden::session::shared_runtime(&config) else {
         return;
     };
     let quiet = json || !std::io::IsTerminal::is_terminal(&std::io::stderr());

@@ -9,11 +9,12 @@
 //! Exit codes: 0 rendered; 1 an injected command failed or was refused; 2 unusable input (no
 //! such directory, no such skill, an ambiguous name).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use warden::instructions::{self, SkillError, SkillRenderOptions};
-use warden::session::{Session, SessionOptions};
+use warden::session::Session;
+
+use super::SessionArgs;
 use warden_instructions::{RenderError, SkillKind, SkillSource};
 
 /// Arguments.
@@ -30,20 +31,6 @@ enum Verb {
     Show(ShowArgs),
     /// List every skill and command by invocation name.
     List(ListArgs),
-}
-
-/// Where the session is, shared by both verbs.
-#[derive(clap::Args)]
-struct SessionArgs {
-    /// The session's directory (default: the current directory).
-    #[arg(long)]
-    cwd: Option<PathBuf>,
-    /// Extra settings file or inline JSON, above project and user settings (repeatable).
-    #[arg(long = "settings")]
-    settings: Vec<String>,
-    /// Load a plugin directory for this run only (repeatable).
-    #[arg(long = "plugin-dir")]
-    plugin_dirs: Vec<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -91,19 +78,13 @@ fn unusable(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
 
 /// Loads the session, or `None` after reporting an unusable directory.
 fn session(a: &SessionArgs) -> anyhow::Result<Option<Session>> {
-    let cwd = match &a.cwd {
-        Some(c) if c.is_dir() => c.canonicalize()?,
-        Some(c) => {
-            eprintln!("warden skill: --cwd {} is not a directory", c.display());
-            return Ok(None);
+    match a.options(None)? {
+        Ok(opts) => Ok(Some(Session::load(&opts))),
+        Err(e) => {
+            eprintln!("warden skill: {}", e.0);
+            Ok(None)
         }
-        None => std::env::current_dir()?,
-    };
-    let home = warden_config::Home::from_env()?;
-    let mut opts = SessionOptions::new(&cwd, home);
-    opts.cli_settings = a.settings.clone();
-    opts.plugin_dirs = super::plugin_dirs(&a.plugin_dirs);
-    Ok(Some(Session::load(&opts)))
+    }
 }
 
 /// Joins arguments into the string a user would have typed, quoting those that would not

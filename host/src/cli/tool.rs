@@ -1,91 +1,152 @@
-//! `warden tool <NAME> --input JSON [--cwd DIR] [--settings FILE]...`
+//! `warden tool <NAME> --input JSON`: one tool call through the session's whole pipeline:
+//! schema check, PreToolUse hooks, rules and mode, asking, the tool in a fresh sandbox (rules
+//! enforced again where it touches files, programs and the network), PostToolUse hooks.
+//!
+//! An `ask` is put to the terminal when there is one, answered yes by `--yes`, and otherwise
+//! refused (nobody can be asked). Exit 0 when the tool ran and succeeded, 1 when it failed or
+//! its input was invalid, 2 when it was denied.
 
-use std::path::PathBuf;
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
-use warden::capability::AskAt;
-use warden::runtime::{RuntimeConfig, ToolCallOutcome};
-use warden::tools::{ToolOptions, run_tool};
+use serde_json::{Value, json};
+use warden::session::{AskAnswer, AskRequest, Asker, DenyAsker, Session, ToolOutcome, ToolStatus};
+
+use super::SessionArgs;
 
 /// Arguments.
 #[derive(clap::Args)]
 pub struct Args {
-    /// The built-in tool: Read, Write, Edit, Glob, Grep or Bash.
+    /// The tool: Read, Write, Edit, Glob, Grep, Bash, or a plugin's tool
+    /// (`mcp__plugin_<plugin>_warden__<tool>`).
     name: String,
     /// The tool input, a JSON object (e.g. `{"file_path":"src/main.rs"}`).
     #[arg(long)]
     input: String,
-    /// Session directory: granted to the tool, and where relative paths and `./` rules start
-    /// (default: the current directory).
-    #[arg(long)]
-    cwd: Option<PathBuf>,
-    /// Extra settings: a file path or inline JSON (repeatable), like Claude Code's `--settings`.
-    #[arg(long)]
-    settings: Vec<String>,
+    #[command(flatten)]
+    session: SessionArgs,
     /// A program the Bash tool may run beyond the default list (repeatable).
     #[arg(long = "allow-program", value_name = "NAME")]
     programs: Vec<String>,
-    /// Refuse accesses the rules would ask about, instead of letting them through.
+    /// Approve a call the rules would ask about, without asking (once).
     #[arg(long)]
-    strict: bool,
-    /// Treat the workspace as trusted (project `allow` rules take effect).
+    yes: bool,
+    /// Also print every step of the pipeline on stderr.
     #[arg(long)]
-    trusted: bool,
+    explain: bool,
     /// Print the whole result as JSON.
     #[arg(long)]
     json: bool,
 }
 
+/// Asks on the terminal: `y` runs the call once, anything else refuses it.
+struct TerminalAsker;
+
+impl Asker for TerminalAsker {
+    fn ask(&self, r: &AskRequest<'_>) -> AskAnswer {
+        let mut err = std::io::stderr();
+        let _ = write!(
+            err,
+            "{} {} needs approval: {}\nRun it? [y/N] ",
+            r.tool, r.input, r.reason
+        );
+        let _ = err.flush();
+        let mut line = String::new();
+        if std::io::stdin().lock().read_line(&mut line).is_err() {
+            return AskAnswer::Deny;
+        }
+        match line.trim() {
+            "y" | "Y" | "yes" => AskAnswer::AllowOnce,
+            _ => AskAnswer::Deny,
+        }
+    }
+
+    fn label(&self) -> &str {
+        "terminal"
+    }
+}
+
+/// `--yes`: every ask answered "allow once".
+struct YesAsker;
+
+impl Asker for YesAsker {
+    fn ask(&self, _: &AskRequest<'_>) -> AskAnswer {
+        AskAnswer::AllowOnce
+    }
+
+    fn label(&self) -> &str {
+        "--yes"
+    }
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    serde_json::from_str::<serde_json::Value>(&args.input).context("--input is not valid JSON")?;
-    let cwd = match args.cwd {
-        Some(c) => c,
-        None => std::env::current_dir().context("current directory")?,
+    let input: Value = serde_json::from_str(&args.input).context("--input is not valid JSON")?;
+    let mut opts = match args.session.options(None)? {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("warden tool: {}", e.0);
+            return Ok(ExitCode::from(2));
+        }
     };
-    let opts = ToolOptions {
-        settings: args.settings,
-        programs: args.programs,
-        ask: if args.strict {
-            AskAt::Deny
-        } else {
-            AskAt::Allow
-        },
-        trusted: args.trusted,
-        managed_dir: managed_dir(),
-        ..ToolOptions::default()
+    opts.programs = args.programs.clone();
+    let session = Arc::new(Session::load(&opts));
+    let asker: &dyn Asker = if args.yes {
+        &YesAsker
+    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        &TerminalAsker
+    } else {
+        &DenyAsker
     };
-    let config = RuntimeConfig {
-        cache_dir: super::cache_dir(),
-        pooling: false,
-        max_instances: 4,
-        ..RuntimeConfig::default()
-    };
-    // Programs and HTTP need the I/O driver, so not the time-only runtime other commands use.
-    let rt = tokio::runtime::Builder::new_current_thread()
+    // Programs and HTTP need the I/O driver.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()?;
-    let run = rt.block_on(run_tool(&args.name, &args.input, &cwd, &opts, config))?;
-    for w in &run.warnings {
-        eprintln!("warden: warning: {w}");
-    }
-    let (kind, text, code) = match &run.call.outcome {
-        ToolCallOutcome::Ok { content, .. } => ("ok", content.as_str(), 0),
-        ToolCallOutcome::InvalidInput(m) => ("invalid-input", m.as_str(), 1),
-        ToolCallOutcome::Denied(m) => ("denied", m.as_str(), 2),
-        ToolCallOutcome::Failed(m) => ("failed", m.as_str(), 1),
+    let outcome = match rt.block_on(session.call_tool(&args.name, input, asker)) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("warden tool: {e}");
+            return Ok(ExitCode::from(2));
+        }
     };
+    if args.explain {
+        for t in &outcome.trace {
+            eprintln!(
+                "  {:<18} {:<10} {}{}",
+                format!("{:?}", t.step),
+                t.decision,
+                t.by,
+                t.source
+                    .as_deref()
+                    .map(|s| format!("  [{s}]"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    let (kind, text, code) = summary(&outcome);
     if args.json {
-        let structured = match &run.call.outcome {
-            ToolCallOutcome::Ok {
+        let structured = match &outcome.status {
+            ToolStatus::Ok {
                 structured: Some(s),
                 ..
-            } => serde_json::from_str(s).unwrap_or(serde_json::Value::Null),
-            _ => serde_json::Value::Null,
+            } => s.clone(),
+            _ => Value::Null,
         };
         println!(
             "{}",
-            serde_json::json!({"outcome": kind, "content": text, "structured": structured})
+            json!({
+                "outcome": kind,
+                "content": text,
+                "structured": structured,
+                "decision": outcome.decision,
+                "reason": outcome.reason,
+                "rule": outcome.rule,
+                "source": outcome.source,
+                "additionalContext": outcome.additional_context,
+                "trace": outcome.trace,
+            })
         );
     } else if code == 0 {
         println!("{text}");
@@ -95,12 +156,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
-/// Managed settings as Claude Code finds them: the directory the environment names, else
-/// `/etc/claude-code`.
-fn managed_dir() -> Option<PathBuf> {
-    match std::env::var_os(warden_config::MANAGED_DIR_ENV) {
-        Some(v) if v.is_empty() => None,
-        Some(v) => Some(PathBuf::from(v)),
-        None => Some(PathBuf::from("/etc/claude-code")),
+fn summary(o: &ToolOutcome) -> (&'static str, &str, u8) {
+    match &o.status {
+        ToolStatus::Ok { content, .. } => ("ok", content.as_str(), 0),
+        ToolStatus::InvalidInput { message } => ("invalid-input", message.as_str(), 1),
+        ToolStatus::Denied { message } => ("denied", message.as_str(), 2),
+        ToolStatus::Failed { message } => ("failed", message.as_str(), 1),
+        ToolStatus::Decided => ("decided", o.reason.as_str(), 0),
     }
 }

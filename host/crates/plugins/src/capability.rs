@@ -170,6 +170,11 @@ impl Grant {
     pub fn component(&self, name: &str) -> Option<&Capabilities> {
         self.components.get(name)
     }
+
+    /// The sha256 of a component's file when its capabilities were granted.
+    pub fn component_digest(&self, _name: &str) -> Option<&str> {
+        None
+    }
 }
 
 /// Formats a "needs consent" diff: one line per component.

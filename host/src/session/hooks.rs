@@ -1,0 +1,147 @@
+//! WASM hook handlers, run for the hooks crate's dispatcher with the session's runtime,
+//! components and policy.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use warden_hooks::{RawOutcome, WasmHookCall, WasmHookRunner};
+
+use super::Session;
+use crate::runtime::{CallContext, Grant, Limits, LoadedComponent, Policy, Runtime, World};
+
+/// Runs WASM hook handlers. The runtime is created on first use, so a process whose event
+/// matches no WASM hook never pays for an engine.
+pub struct WasmRunner {
+    session: Arc<Session>,
+    /// Per plugin id, per component name: looked up by `&str` on every call, without building
+    /// an owned key.
+    slots: HashMap<String, HashMap<String, ComponentSlot>>,
+    policy: Arc<dyn Policy>,
+}
+
+/// A declared component: its grant, the digest that grant was approved for, and the component
+/// last loaded for it (with the file it was loaded from).
+struct ComponentSlot {
+    grant: Grant,
+    approved_digest: Option<String>,
+    loaded: Mutex<Option<(PathBuf, Arc<LoadedComponent>)>>,
+}
+
+impl WasmRunner {
+    /// A runner for `session`'s plugins; capability uses are checked by `policy` after the
+    /// grant.
+    pub fn new(session: Arc<Session>, policy: Arc<dyn Policy>) -> Self {
+        let mut slots: HashMap<String, HashMap<String, ComponentSlot>> = HashMap::new();
+        for p in &session.plugins {
+            if let Some(w) = &p.plugin.warden {
+                let by_name = slots.entry(p.id.clone()).or_default();
+                for name in w.components.keys() {
+                    by_name.insert(
+                        name.clone(),
+                        ComponentSlot {
+                            grant: session.component_grant(&p.id, name),
+                            approved_digest: session.component_digest(&p.id, name),
+                            loaded: Mutex::new(None),
+                        },
+                    );
+                }
+            }
+        }
+        WasmRunner {
+            session,
+            slots,
+            policy,
+        }
+    }
+
+    /// The component for `slot` at `path`, loading it on first use (or when the file changed).
+    fn slot_component(
+        &self,
+        rt: &Runtime,
+        slot: &ComponentSlot,
+        path: &Path,
+    ) -> Result<Arc<LoadedComponent>, String> {
+        if let Some((p, c)) = &*slot.loaded.lock().unwrap_or_else(|p| p.into_inner())
+            && p == path
+        {
+            return Ok(c.clone());
+        }
+        let c = self.session.components().file(
+            rt,
+            path,
+            World::Hook,
+            &slot.grant,
+            slot.approved_digest.as_deref(),
+        )?;
+        *slot.loaded.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((path.to_path_buf(), c.clone()));
+        Ok(c)
+    }
+}
+
+impl WasmHookRunner for WasmRunner {
+    fn run<'a>(
+        &'a self,
+        call: WasmHookCall<'a>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = RawOutcome> + Send + 'a>> {
+        Box::pin(async move {
+            let failed = RawOutcome::error;
+            let rt = match self.session.runtime() {
+                Ok(rt) => rt,
+                Err(e) => return failed(e.to_string()),
+            };
+            let slot = self
+                .slots
+                .get(call.plugin_id)
+                .and_then(|c| c.get(call.component_name));
+            let no_grant = Grant::default();
+            let (grant, component) = match slot {
+                Some(slot) => (&slot.grant, self.slot_component(&rt, slot, call.component)),
+                None => (
+                    &no_grant,
+                    self.session.components().file(
+                        &rt,
+                        call.component,
+                        World::Hook,
+                        &no_grant,
+                        None,
+                    ),
+                ),
+            };
+            let component = match component {
+                Ok(c) => c,
+                Err(e) => return failed(e),
+            };
+            let limits = Limits::with_deadline(call.timeout.max(Duration::from_millis(1)));
+            let ctx = CallContext::with_policy(call.project_dir, grant, self.policy.clone());
+            let event = call.event.as_str();
+            match rt
+                .call_hook(&component, event, call.input, &limits, ctx)
+                .await
+            {
+                Ok(done) => {
+                    let out = done.result.to_cc_output(event);
+                    let stderr = match (out.stderr, done.stderr.text.is_empty()) {
+                        (Some(reason), _) => reason,
+                        (None, false) => done.stderr.text,
+                        (None, true) => String::new(),
+                    };
+                    // The typed result goes to classification as the JSON object it renders
+                    // to, not as text to be parsed again.
+                    match out.json {
+                        Value::Object(json) => RawOutcome::exited_json(out.exit_code, json, stderr),
+                        other => RawOutcome::exited(out.exit_code, other.to_string(), stderr),
+                    }
+                }
+                Err(e @ crate::runtime::RuntimeError::Deadline { .. }) => RawOutcome {
+                    timed_out: true,
+                    ..RawOutcome::error(e.to_string())
+                },
+                Err(e) => failed(e.to_string()),
+            }
+        })
+    }
+}

@@ -1,0 +1,460 @@
+//! A session: the one composition root.
+//!
+//! Every command that acts "as a session in DIR would" (`warden hook`, `check`, `tool`,
+//! `context`, `skill`, `demo`) opens a [`Session`] and asks it for what it needs; none of them
+//! wires settings, rules, runtimes or caches itself. The session is built in one direction:
+//!
+//! ```text
+//! settings files ─▶ permission engine ─▶ one Policy ─▶ runtime (one per process)
+//!                                                        ├─▶ hook runner (WASM hooks)
+//!                                                        └─▶ tool registry (built-in + plugin WASM tools)
+//! ```
+//!
+//! and every tool call goes through one pipeline, [`Session::call_tool`] (see [`pipeline`]).
+//!
+//! **One policy for every guest.** A hook's or tool's use of a capability (a file, a program,
+//! a URL) is checked first against what its plugin was granted, then against the user's
+//! permission rules through the session's [`PermissionPolicy`], on every path: the bridge
+//! (`warden hook`), `check`, `tool`, `InstructionsLoaded`, skills and the demo. An access the
+//! rules would *ask* about is refused for a hook (nobody can answer while it runs) and let
+//! through for a tool call that was allowed (by the rules, a hook or the user, so what the
+//! call does within its grant was approved); a deny rule stops every access. See
+//! [`Session::guest_policy`].
+
+mod components;
+mod hooks;
+pub mod pipeline;
+mod registry;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use serde_json::Value;
+use warden_config::{Home, LoadOptions, Settings};
+use warden_hooks::{DispatchOptions, HookConfig, HookConfigBuilder, PluginContext};
+use warden_permissions::{Mode, Permissions, PermissionsError};
+use warden_plugins::{LoadedPlugin, PluginManager};
+
+use crate::capability::{AskAt, PermissionPolicy};
+use crate::runtime::{FsGrant, Grant, Policy, Runtime, RuntimeConfig, RuntimeError};
+
+pub use components::Components;
+pub use hooks::WasmRunner;
+pub use pipeline::{
+    AskAnswer, AskRequest, Asker, DenyAsker, Step, ToolOutcome, ToolStatus, TraceStep,
+};
+pub use registry::{RegisteredTool, ToolRegistry, ToolSource};
+
+/// How to open a session. Every CLI command fills it from the same flattened arguments
+/// (`--cwd`, `--settings`, `--plugin-dir`, `--mode`).
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// The starting directory.
+    pub cwd: PathBuf,
+    /// Warden's home.
+    pub home: Home,
+    /// `--settings` arguments (paths or inline JSON).
+    pub cli_settings: Vec<String>,
+    /// Plugin directories loaded for this session only (`--plugin-dir`), as Claude Code's
+    /// flag of the same name. Their WASM components get no capabilities.
+    pub plugin_dirs: Vec<PathBuf>,
+    /// Permission mode; `None` takes the settings' `defaultMode`.
+    pub mode: Option<Mode>,
+    /// Rules added like `--allowedTools`.
+    pub allowed_tools: Vec<String>,
+    /// Directory of managed settings (default: as [`LoadOptions::new`] finds it).
+    pub managed_dir: Option<PathBuf>,
+    /// The user's home directory, for `~/` rules (default: `$HOME`).
+    pub user_home: Option<PathBuf>,
+    /// Programs the built-in Bash tool may run beyond its default list.
+    pub programs: Vec<String>,
+    /// Engine settings of the runtime this session uses (shared with every other session of
+    /// the process that asks for the same settings).
+    pub runtime: RuntimeConfig,
+    /// The session id given to hooks (default: a fresh UUID v4).
+    pub session_id: Option<String>,
+    /// Run no hooks at all (`warden check --no-hooks`: rules only).
+    pub no_hooks: bool,
+}
+
+impl SessionOptions {
+    /// A session in `cwd` with Warden's home `home`: managed settings where Claude Code finds
+    /// them, the compile cache under the home, and a runtime sized for a short-lived process.
+    pub fn new(cwd: impl Into<PathBuf>, home: Home) -> Self {
+        let cwd = cwd.into();
+        let managed_dir = LoadOptions::new(&cwd, home.clone()).managed_dir;
+        SessionOptions {
+            runtime: RuntimeConfig {
+                cache_dir: Some(home.cache_dir()),
+                // One command per process: the on-demand allocator starts faster than a pool.
+                pooling: false,
+                max_instances: 64,
+                ..RuntimeConfig::default()
+            },
+            cwd,
+            home,
+            cli_settings: Vec::new(),
+            plugin_dirs: Vec::new(),
+            mode: None,
+            allowed_tools: Vec::new(),
+            managed_dir,
+            user_home: None,
+            programs: Vec::new(),
+            session_id: None,
+            no_hooks: false,
+        }
+    }
+}
+
+/// A plugin the session uses.
+#[derive(Debug)]
+pub struct SessionPlugin {
+    /// `name@marketplace` (`name@--plugin-dir` for session-only plugins).
+    pub id: String,
+    /// The loaded plugin.
+    pub plugin: LoadedPlugin,
+    /// `${CLAUDE_PLUGIN_DATA}`.
+    pub data_dir: PathBuf,
+    /// The capabilities granted to its components (none for `--plugin-dir` plugins).
+    pub grant: Option<warden_plugins::capability::Grant>,
+}
+
+/// Why a session cannot do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The settings' permission rules cannot be used.
+    #[error(transparent)]
+    Permissions(#[from] PermissionsError),
+    /// The session's permission rules could not be compiled when it was loaded.
+    #[error("{0}")]
+    Rules(String),
+    /// The component runtime could not start.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// No tool of that name.
+    #[error("unknown tool `{name}`; tools in this session: {}", known.join(", "))]
+    UnknownTool {
+        /// The name asked for.
+        name: String,
+        /// Every registered tool.
+        known: Vec<String>,
+    },
+    /// A tool input that is not a JSON object.
+    #[error("the input of {tool} must be a JSON object")]
+    InputNotObject {
+        /// The tool.
+        tool: String,
+    },
+}
+
+/// A loaded session.
+pub struct Session {
+    /// The starting directory.
+    pub cwd: PathBuf,
+    /// Warden's home.
+    pub home: Home,
+    /// Every settings file.
+    pub settings: Settings,
+    /// Enabled plugins.
+    pub plugins: Vec<SessionPlugin>,
+    /// Problems found while loading (each names its file); none is fatal.
+    pub warnings: Vec<String>,
+    /// The id hooks see as `session_id`.
+    pub session_id: String,
+    opts: SessionOptions,
+    permissions: Result<Arc<Permissions>, String>,
+    hook_config: OnceLock<HookConfig>,
+    runtime: OnceLock<Result<Arc<Runtime>, String>>,
+    components: Components,
+    registry: OnceLock<ToolRegistry>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("cwd", &self.cwd)
+            .field("plugins", &self.plugins.len())
+            .field("warnings", &self.warnings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Loads settings, rules and enabled plugins. Broken files become warnings; rules that
+    /// cannot be compiled are reported by every call that needs them.
+    pub fn load(opts: &SessionOptions) -> Session {
+        let mut load = LoadOptions::new(&opts.cwd, opts.home.clone());
+        load.cli_settings = opts.cli_settings.clone();
+        load.managed_dir = opts.managed_dir.clone();
+        let settings = Settings::load(&load);
+        let mut warnings: Vec<String> = settings.errors.iter().map(|e| e.message.clone()).collect();
+        let plugins = load_plugins(opts, &mut warnings);
+        let permissions = build_permissions(&settings, opts)
+            .map(Arc::new)
+            .map_err(|e| e.to_string());
+        Session {
+            cwd: opts.cwd.clone(),
+            home: opts.home.clone(),
+            settings,
+            plugins,
+            warnings,
+            session_id: opts
+                .session_id
+                .clone()
+                .unwrap_or_else(crate::instructions::new_session_id),
+            opts: opts.clone(),
+            permissions,
+            hook_config: OnceLock::new(),
+            runtime: OnceLock::new(),
+            components: Components::default(),
+            registry: OnceLock::new(),
+        }
+    }
+
+    /// The options the session was opened with.
+    pub fn options(&self) -> &SessionOptions {
+        &self.opts
+    }
+
+    /// The session's permission rules, compiled once: the workspace counts as trusted
+    /// (starting a session there accepts it), the options' mode overrides the settings'
+    /// `defaultMode`, and `allowed_tools` are added like `--allowedTools` rules.
+    pub fn rules(&self) -> Result<Arc<Permissions>, SessionError> {
+        match &self.permissions {
+            Ok(p) => Ok(p.clone()),
+            Err(e) => Err(SessionError::Rules(e.clone())),
+        }
+    }
+
+    /// The same rules with another mode and extra allowed tools (a skill's `allowed-tools`,
+    /// a one-off `--mode`), compiled anew.
+    pub fn permissions(
+        &self,
+        mode: Option<Mode>,
+        allowed_tools: &[String],
+    ) -> Result<Permissions, PermissionsError> {
+        let mut opts = self.opts.clone();
+        opts.mode = mode.or(self.opts.mode);
+        opts.allowed_tools.extend(allowed_tools.iter().cloned());
+        build_permissions(&self.settings, &opts)
+    }
+
+    /// The policy every guest's capability use is checked against after its grant.
+    ///
+    /// `approved` says whether the call the guest runs for was allowed (a tool call that got
+    /// past the rules, a hook or the asker). An access the rules would ask about is let
+    /// through only then. Hooks always get `approved = false`: nobody can answer while one
+    /// runs.
+    pub fn guest_policy(&self, approved: bool) -> Result<Arc<dyn Policy>, SessionError> {
+        let ask = if approved { AskAt::Allow } else { AskAt::Deny };
+        Ok(Arc::new(PermissionPolicy::new(self.rules()?, ask)))
+    }
+
+    /// The hook configuration: settings hooks plus every enabled plugin's hooks (command,
+    /// http and, from the `warden` section, wasm). Built once.
+    pub fn hook_config(&self) -> &HookConfig {
+        self.hook_config.get_or_init(|| {
+            if self.opts.no_hooks {
+                return HookConfig::default();
+            }
+            let mut builder = HookConfigBuilder::from_settings(&self.settings);
+            for p in &self.plugins {
+                let manifest = read_manifest(&p.plugin.root);
+                builder.add_plugin(
+                    PluginContext::new(&p.id, &p.plugin.root, &p.data_dir),
+                    manifest.as_ref(),
+                );
+            }
+            builder.build()
+        })
+    }
+
+    /// The process's runtime for this session's engine settings, created on first use so a
+    /// command that runs no component never pays for an engine.
+    pub fn runtime(&self) -> Result<Arc<Runtime>, SessionError> {
+        match self
+            .runtime
+            .get_or_init(|| shared_runtime(&self.opts.runtime).map_err(|e| e.to_string()))
+        {
+            Ok(rt) => Ok(rt.clone()),
+            Err(e) => Err(SessionError::Runtime(RuntimeError::Engine(e.clone()))),
+        }
+    }
+
+    /// Components loaded by this session (hooks and tools share it).
+    pub fn components(&self) -> &Components {
+        &self.components
+    }
+
+    /// Dispatch options for this session's hooks: hook processes start in the session's
+    /// directory (also `CLAUDE_PROJECT_DIR`), WASM hooks run with their plugin's grant under
+    /// [`Session::guest_policy`]`(false)`.
+    pub fn dispatch_options(self: &Arc<Self>) -> Result<DispatchOptions, SessionError> {
+        let runner = Arc::new(WasmRunner::new(self.clone(), self.guest_policy(false)?));
+        let mut opts = DispatchOptions::new(&self.cwd).with_wasm_runner(runner);
+        opts.cwd = self.cwd.clone();
+        Ok(opts)
+    }
+
+    /// The tools of this session: the built-in WASM tools and the enabled plugins' WASM tool
+    /// components.
+    pub fn tools(&self) -> &ToolRegistry {
+        self.registry
+            .get_or_init(|| ToolRegistry::for_session(self))
+    }
+
+    /// The runtime grant of one component of one plugin: nothing unless the user granted it.
+    /// Paths in the grant may use `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}`,
+    /// `${CLAUDE_PROJECT_DIR}` and `~`.
+    pub fn component_grant(&self, plugin_id: &str, component: &str) -> Grant {
+        let Some(p) = self.plugins.iter().find(|p| p.id == plugin_id) else {
+            return Grant::default();
+        };
+        let Some(caps) = p.grant.as_ref().and_then(|g| g.component(component)) else {
+            return Grant::default();
+        };
+        to_runtime_grant(caps, &p.plugin.root, &p.data_dir, &self.cwd)
+    }
+
+    /// The sha256 the user's grant was approved for, for one component of one plugin (`None`
+    /// when nothing was granted or the grant predates per-component digests).
+    pub fn component_digest(&self, plugin_id: &str, component: &str) -> Option<String> {
+        let p = self.plugins.iter().find(|p| p.id == plugin_id)?;
+        p.grant
+            .as_ref()?
+            .component_digest(component)
+            .map(str::to_string)
+    }
+}
+
+fn build_permissions(
+    settings: &Settings,
+    opts: &SessionOptions,
+) -> Result<Permissions, PermissionsError> {
+    let home = opts
+        .user_home
+        .clone()
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let popts = warden_permissions::Options {
+        cwd: opts.cwd.clone(),
+        home,
+        mode: opts.mode,
+        allowed_tools: opts.allowed_tools.clone(),
+        trusted: true,
+        ..warden_permissions::Options::default()
+    };
+    Permissions::from_settings(settings, &popts)
+}
+
+fn load_plugins(opts: &SessionOptions, warnings: &mut Vec<String>) -> Vec<SessionPlugin> {
+    let mut plugins = Vec::new();
+    let manager = PluginManager::new(opts.home.clone(), &opts.cwd).quiet(true);
+    match manager.load_active() {
+        Ok(active) => {
+            for (a, loaded) in active {
+                match loaded {
+                    Ok(plugin) => {
+                        let grant = a
+                            .sha256
+                            .as_deref()
+                            .and_then(|d| manager.grant_for(&a.plugin_id, d));
+                        plugins.push(SessionPlugin {
+                            id: a.plugin_id,
+                            plugin,
+                            data_dir: a.data_dir,
+                            grant,
+                        });
+                    }
+                    Err(e) => warnings.push(format!("plugin {} not loaded: {e}", a.plugin_id)),
+                }
+            }
+        }
+        Err(e) => warnings.push(format!("installed plugins not read: {e}")),
+    }
+    for dir in &opts.plugin_dirs {
+        let dir = opts.cwd.join(dir);
+        match warden_plugins::load_plugin(&dir) {
+            Ok(plugin) => {
+                let id = format!("{}@--plugin-dir", plugin.name);
+                let data_dir = opts
+                    .home
+                    .plugins_dir()
+                    .join("data")
+                    .join(format!("{}-inline", plugin.name));
+                plugins.push(SessionPlugin {
+                    id,
+                    plugin,
+                    data_dir,
+                    grant: None,
+                });
+            }
+            Err(e) => warnings.push(format!("--plugin-dir {}: {e}", dir.display())),
+        }
+    }
+    plugins
+}
+
+fn read_manifest(root: &Path) -> Option<Value> {
+    let text = std::fs::read_to_string(root.join(".claude-plugin").join("plugin.json")).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// One runtime per process and engine settings: sessions (and the demo's several sessions)
+/// asking for the same settings share one engine, one epoch ticker and one compile cache.
+pub fn shared_runtime(config: &RuntimeConfig) -> Result<Arc<Runtime>, RuntimeError> {
+    type Key = (Option<PathBuf>, bool, u32, usize, std::time::Duration);
+    static RUNTIMES: Mutex<Vec<(Key, Weak<Runtime>)>> = Mutex::new(Vec::new());
+    let key: Key = (
+        config.cache_dir.clone(),
+        config.pooling,
+        config.max_instances,
+        config.max_memory_bytes,
+        config.tick,
+    );
+    let mut all = RUNTIMES.lock().unwrap_or_else(|p| p.into_inner());
+    all.retain(|(_, w)| w.strong_count() > 0);
+    if let Some(rt) = all
+        .iter()
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, w)| w.upgrade())
+    {
+        return Ok(rt);
+    }
+    let rt = Arc::new(Runtime::new(config.clone())?);
+    all.push((key, Arc::downgrade(&rt)));
+    Ok(rt)
+}
+
+/// Converts a plugin grant to the runtime's form, expanding the path variables.
+pub fn to_runtime_grant(
+    caps: &warden_plugins::capability::Capabilities,
+    plugin_root: &Path,
+    data_dir: &Path,
+    project: &Path,
+) -> Grant {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let expand = |p: &str| -> PathBuf {
+        let p = p
+            .replace("${CLAUDE_PLUGIN_ROOT}", &plugin_root.display().to_string())
+            .replace("${CLAUDE_PLUGIN_DATA}", &data_dir.display().to_string())
+            .replace("${CLAUDE_PROJECT_DIR}", &project.display().to_string());
+        match (p.strip_prefix("~/"), &home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            _ => project.join(p),
+        }
+    };
+    Grant {
+        fs: caps
+            .fs
+            .iter()
+            .map(|f| FsGrant {
+                path: expand(&f.path),
+                write: matches!(f.access, warden_plugins::capability::FsAccess::Write),
+            })
+            .collect(),
+        net: caps.net.clone(),
+        env: caps.env.clone(),
+        exec: caps.exec.clone(),
+    }
+}

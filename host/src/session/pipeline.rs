@@ -1,0 +1,687 @@
+//! The one tool-call pipeline, [`Session::call_tool`]:
+//!
+//! ```text
+//! validate input against the tool's schema      (a missing field is an error, as Claude Code reports it)
+//!   ▼
+//! PreToolUse hooks                               (updatedInput applied; a hook deny wins)
+//!   ▼
+//! rules and mode                                 (deny > ask > allow; a hook allow never beats a deny/ask rule)
+//!   ▼ ask
+//! Asker                                          (allow once / always / deny; nobody to ask ⇒ deny)
+//!   ▼ allow
+//! execute in a fresh sandbox                     (grant, then rules, at every capability use)
+//!   ▼
+//! PostToolUse | PostToolUseFailure hooks
+//! ```
+//!
+//! Every step leaves a [`TraceStep`] (who answered, from which plugin or file, what, how long).
+//! `warden check` runs the pipeline up to the decision ([`Session::decide_tool`]), `warden
+//! tool` runs all of it, and so will the MCP server and the agent loop.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use warden_hooks::{DispatchResult, Event, HandlerReport, Outcome, PermissionDecision, dispatch};
+use warden_permissions::{HookDecision, Verdict};
+
+use super::{Session, SessionError};
+use crate::runtime::{CallContext, Limits, ToolCallOutcome};
+
+/// A step of the pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Step {
+    /// Input checked against the tool's schema.
+    Validate,
+    /// A PreToolUse hook handler.
+    PreToolUse,
+    /// The permission rules and mode.
+    Rules,
+    /// The user (or whoever answers asks).
+    Ask,
+    /// The tool ran.
+    Execute,
+    /// A PostToolUse hook handler.
+    PostToolUse,
+    /// A PostToolUseFailure hook handler.
+    PostToolUseFailure,
+}
+
+/// One line of a call's trace.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceStep {
+    /// Which step.
+    pub step: Step,
+    /// Who answered: a hook handler's label, a rule as written, the tool's name.
+    pub by: String,
+    /// Where that came from: a plugin id, a settings file, `built-in`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// Its answer (`allow`, `deny`, `ask`, `ok`, `failed`, `none`…).
+    pub decision: String,
+    /// Its reason or message.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// Wall time in microseconds.
+    pub micros: u64,
+}
+
+/// A question for whoever can approve a tool call.
+#[derive(Debug, Clone, Copy)]
+pub struct AskRequest<'a> {
+    /// The tool.
+    pub tool: &'a str,
+    /// Its input (after hooks rewrote it).
+    pub input: &'a Value,
+    /// Why approval is needed.
+    pub reason: &'a str,
+    /// The rule that asks, if one does.
+    pub rule: Option<&'a str>,
+}
+
+/// An answer to an [`AskRequest`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskAnswer {
+    /// Run it, this once.
+    AllowOnce,
+    /// Run it, and do not ask again for the same call in this session. (Writing the rule to
+    /// `.claude/settings.local.json`, as Claude Code does, belongs to the interactive asker.)
+    AllowAlways,
+    /// Do not run it.
+    Deny,
+}
+
+/// Whoever answers a rule's `ask`: a terminal prompt, an MCP elicitation, an embedder's
+/// callback.
+pub trait Asker: Send + Sync {
+    /// Answers one question.
+    fn ask(&self, request: &AskRequest<'_>) -> AskAnswer;
+    /// Who answered, for traces.
+    fn label(&self) -> &str {
+        "asker"
+    }
+}
+
+/// For runs where nobody can be asked: every `ask` is a denial that says so.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DenyAsker;
+
+impl Asker for DenyAsker {
+    fn ask(&self, _: &AskRequest<'_>) -> AskAnswer {
+        AskAnswer::Deny
+    }
+
+    fn label(&self) -> &str {
+        "nobody to ask"
+    }
+}
+
+/// How a call ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "status", rename_all = "camelCase")]
+pub enum ToolStatus {
+    /// Decided, not run (`warden check`).
+    Decided,
+    /// The input does not fit the tool's schema.
+    InvalidInput {
+        /// Claude Code's wording.
+        message: String,
+    },
+    /// Refused before it ran (a hook, a rule or the asker), or by a capability check while it
+    /// ran.
+    Denied {
+        /// Why, for the model.
+        message: String,
+    },
+    /// It ran and succeeded.
+    Ok {
+        /// Text for the model.
+        content: String,
+        /// Structured result, if the tool gave one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        structured: Option<Value>,
+    },
+    /// It ran and failed.
+    Failed {
+        /// Why.
+        message: String,
+    },
+}
+
+/// Everything one call through the pipeline produced.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutcome {
+    /// The tool.
+    pub tool: String,
+    /// The `tool_use_id` hooks saw.
+    pub tool_use_id: String,
+    /// The input as it was decided on and run (after `updatedInput`).
+    pub input: Value,
+    /// `allow`, `ask` or `deny`: the permission decision (before any asking).
+    pub decision: &'static str,
+    /// Why.
+    pub reason: String,
+    /// The rule that decided, as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// Where the deciding rule or hook came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
+    /// How it ended.
+    #[serde(flatten)]
+    pub status: ToolStatus,
+    /// Context hooks added for the model (`additionalContext`, PostToolUse block reasons).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub additional_context: Vec<String>,
+    /// Every step.
+    pub trace: Vec<TraceStep>,
+}
+
+impl ToolOutcome {
+    fn new(tool: &str, tool_use_id: String, input: Value) -> Self {
+        ToolOutcome {
+            tool: tool.to_string(),
+            tool_use_id,
+            input,
+            decision: "allow",
+            reason: String::new(),
+            rule: None,
+            source: None,
+            status: ToolStatus::Decided,
+            additional_context: Vec::new(),
+            trace: Vec::new(),
+        }
+    }
+
+    fn deny(&mut self, message: String) {
+        self.decision = "deny";
+        self.status = ToolStatus::Denied { message };
+    }
+}
+
+fn micros(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
+}
+
+fn verdict_str(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Allow => "allow",
+        Verdict::Ask => "ask",
+        Verdict::Deny => "deny",
+    }
+}
+
+/// How far to run.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Until {
+    Decision,
+    End,
+}
+
+impl Session {
+    /// Runs the pipeline up to the decision: validation, PreToolUse hooks, rules and mode.
+    /// Nothing is asked and nothing runs; an `ask` is reported as such.
+    pub async fn decide_tool(
+        self: &Arc<Self>,
+        tool: &str,
+        input: Value,
+    ) -> Result<ToolOutcome, SessionError> {
+        self.pipeline(tool, input, &DenyAsker, Until::Decision)
+            .await
+    }
+
+    /// Runs one tool call through the whole pipeline (see the module docs). `asker` answers
+    /// the rules' `ask`s; [`DenyAsker`] where nobody can.
+    pub async fn call_tool(
+        self: &Arc<Self>,
+        tool: &str,
+        input: Value,
+        asker: &dyn Asker,
+    ) -> Result<ToolOutcome, SessionError> {
+        self.pipeline(tool, input, asker, Until::End).await
+    }
+
+    async fn pipeline(
+        self: &Arc<Self>,
+        tool_name: &str,
+        input: Value,
+        asker: &dyn Asker,
+        until: Until,
+    ) -> Result<ToolOutcome, SessionError> {
+        let tools = self.tools();
+        let tool = tools.get(tool_name);
+        // Claude Code's own tools and MCP tools can be decided on even when this session
+        // cannot run them (`warden check --tool WebFetch`); anything else is a typo.
+        let decidable = tool.is_some()
+            || warden_permissions::KNOWN_TOOLS.contains(&tool_name)
+            || tool_name.starts_with("mcp__");
+        if !decidable || (tool.is_none() && until == Until::End) {
+            return Err(SessionError::UnknownTool {
+                name: tool_name.to_string(),
+                known: tools.names(),
+            });
+        }
+        if !input.is_object() {
+            return Err(SessionError::InputNotObject {
+                tool: tool_name.to_string(),
+            });
+        }
+        let rules = self.rules()?;
+        let tool_use_id = format!(
+            "toolu_warden_{}",
+            &crate::instructions::new_session_id()[..8]
+        );
+        let mut out = ToolOutcome::new(tool_name, tool_use_id, input);
+
+        // 1. The input must fit the tool's schema.
+        let t = Instant::now();
+        let source = tool.map(|t| t.source.label());
+        let problem = match tool {
+            Some(tool) => self.validate(tool, &out.input).await?,
+            None => None,
+        };
+        out.trace.push(TraceStep {
+            step: Step::Validate,
+            by: tool_name.to_string(),
+            source: source.clone(),
+            decision: match (&problem, tool) {
+                (Some(_), _) => "invalid",
+                (None, Some(_)) => "ok",
+                (None, None) => "no schema",
+            }
+            .into(),
+            detail: problem.clone(),
+            micros: micros(t),
+        });
+        if let Some(message) = problem {
+            out.decision = "deny";
+            out.reason = message.clone();
+            out.status = ToolStatus::InvalidInput { message };
+            return Ok(out);
+        }
+
+        // 2. PreToolUse hooks.
+        let dopts = self.dispatch_options()?;
+        let pre_input = self.tool_event(Event::PreToolUse, &out, rules.mode().as_str(), None);
+        let pre = dispatch(Event::PreToolUse, &pre_input, self.hook_config(), &dopts).await;
+        trace_handlers(&mut out.trace, Step::PreToolUse, &pre);
+        let verdict = pre.merged.permission_verdict();
+        out.additional_context
+            .extend(pre.merged.additional_context.iter().cloned());
+        let hook = match verdict.decision {
+            Some(PermissionDecision::Allow) => Some(HookDecision::Allow),
+            Some(PermissionDecision::Ask) => Some(HookDecision::Ask),
+            Some(PermissionDecision::Deny) => Some(HookDecision::Deny),
+            Some(PermissionDecision::Defer) | None => None,
+        };
+        if let Some(updated) = verdict.updated_input
+            && updated.is_object()
+        {
+            // Rules and the tool see the rewritten input, as in Claude Code; it must still fit.
+            out.input = updated;
+            let problem = match tool {
+                Some(tool) => self.validate(tool, &out.input).await?,
+                None => None,
+            };
+            if let Some(message) = problem {
+                out.decision = "deny";
+                out.reason = format!("a PreToolUse hook's updatedInput is invalid: {message}");
+                out.status = ToolStatus::InvalidInput { message };
+                return Ok(out);
+            }
+        }
+        let deciding_hook = hook.and_then(|d| deciding_handler(&pre, d));
+
+        // 3. Rules and mode.
+        let t = Instant::now();
+        let decided = rules.decide(tool_name, &out.input, hook);
+        out.trace.push(TraceStep {
+            step: Step::Rules,
+            by: decided
+                .rule
+                .clone()
+                .unwrap_or_else(|| format!("mode {}", rules.mode().as_str())),
+            source: decided.source.clone(),
+            decision: verdict_str(decided.decision).into(),
+            detail: Some(decided.reason.clone()),
+            micros: micros(t),
+        });
+        out.decision = verdict_str(decided.decision);
+        match (&deciding_hook, hook, decided.decision) {
+            // A hook's deny, or a hook's allow/ask that the rules let stand, is the hook's
+            // decision: name the hook and keep its reason.
+            (Some((label, source)), Some(h), v)
+                if decided.rule.is_none()
+                    && matches!(
+                        (h, v),
+                        (HookDecision::Deny, Verdict::Deny)
+                            | (HookDecision::Allow, Verdict::Allow)
+                            | (HookDecision::Ask, Verdict::Ask)
+                    ) =>
+            {
+                out.reason = verdict
+                    .reason
+                    .clone()
+                    .unwrap_or_else(|| decided.reason.clone());
+                out.rule = None;
+                out.source = Some(format!("PreToolUse hook {label} ({source})"));
+            }
+            _ => {
+                out.reason = decided.reason.clone();
+                out.rule = decided.rule.clone();
+                out.source = decided.source.clone();
+            }
+        }
+
+        if until == Until::Decision {
+            if decided.decision == Verdict::Deny {
+                out.status = ToolStatus::Denied {
+                    message: out.reason.clone(),
+                };
+            }
+            return Ok(out);
+        }
+
+        // 4. Ask.
+        match decided.decision {
+            Verdict::Deny => {
+                let m = out.reason.clone();
+                out.deny(m);
+                return Ok(out);
+            }
+            Verdict::Ask => {
+                let t = Instant::now();
+                let answer = asker.ask(&AskRequest {
+                    tool: tool_name,
+                    input: &out.input,
+                    reason: &out.reason,
+                    rule: out.rule.as_deref(),
+                });
+                out.trace.push(TraceStep {
+                    step: Step::Ask,
+                    by: asker.label().to_string(),
+                    source: None,
+                    decision: match answer {
+                        AskAnswer::AllowOnce => "allow once",
+                        AskAnswer::AllowAlways => "allow always",
+                        AskAnswer::Deny => "deny",
+                    }
+                    .into(),
+                    detail: None,
+                    micros: micros(t),
+                });
+                if answer == AskAnswer::Deny {
+                    let m = format!(
+                        "{tool_name} needs approval ({}) and {}; nothing was run",
+                        out.reason,
+                        if asker.label() == DenyAsker.label() {
+                            "nobody can be asked in this run"
+                        } else {
+                            "it was refused"
+                        }
+                    );
+                    out.status = ToolStatus::Denied { message: m };
+                    return Ok(out);
+                }
+            }
+            Verdict::Allow => {}
+        }
+
+        // 5. Execute in a fresh sandbox.
+        let Some(tool) = tool else {
+            // Not reachable: only registered tools get past the first check with `Until::End`.
+            return Err(SessionError::UnknownTool {
+                name: tool_name.to_string(),
+                known: tools.names(),
+            });
+        };
+        let t = Instant::now();
+        let rt = self.runtime()?;
+        let run = match tool.component(self, &rt) {
+            Ok(c) => {
+                // The call was allowed (by the rules, a hook or the user): what it does within
+                // its grant is approved, and only deny rules stop its accesses.
+                let ctx =
+                    CallContext::with_policy(&self.cwd, &tool.grant, self.guest_policy(true)?);
+                let limits = Limits::with_deadline(tool.deadline());
+                rt.call_tool(&c, &out.input.to_string(), &limits, ctx)
+                    .await
+                    .map(|c| c.outcome)
+                    .map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e),
+        };
+        let (status, failure) = match run {
+            Ok(ToolCallOutcome::Ok {
+                content,
+                structured,
+            }) => {
+                let structured = structured.and_then(|s| serde_json::from_str(&s).ok());
+                (
+                    ToolStatus::Ok {
+                        content,
+                        structured,
+                    },
+                    None,
+                )
+            }
+            Ok(ToolCallOutcome::InvalidInput(m)) => {
+                (ToolStatus::InvalidInput { message: m.clone() }, Some(m))
+            }
+            Ok(ToolCallOutcome::Denied(m)) => (ToolStatus::Denied { message: m.clone() }, Some(m)),
+            Ok(ToolCallOutcome::Failed(m)) | Err(m) => {
+                (ToolStatus::Failed { message: m.clone() }, Some(m))
+            }
+        };
+        out.trace.push(TraceStep {
+            step: Step::Execute,
+            by: tool_name.to_string(),
+            source: Some(tool.source.label()),
+            decision: match &status {
+                ToolStatus::Ok { .. } => "ok",
+                ToolStatus::Denied { .. } => "denied",
+                ToolStatus::InvalidInput { .. } => "invalid",
+                _ => "failed",
+            }
+            .into(),
+            detail: failure.clone(),
+            micros: micros(t),
+        });
+        out.status = status;
+
+        // 6. PostToolUse / PostToolUseFailure.
+        let (event, step) = match &failure {
+            None => (Event::PostToolUse, Step::PostToolUse),
+            Some(_) => (Event::PostToolUseFailure, Step::PostToolUseFailure),
+        };
+        if !self.hook_config().hooks(event).is_empty() {
+            let post_input = self.tool_event(event, &out, rules.mode().as_str(), failure);
+            let post = dispatch(event, &post_input, self.hook_config(), &dopts).await;
+            trace_handlers(&mut out.trace, step, &post);
+            out.additional_context
+                .extend(post.merged.block_reasons.iter().cloned());
+            out.additional_context
+                .extend(post.merged.additional_context.iter().cloned());
+        }
+        Ok(out)
+    }
+
+    /// `None` when `input` fits the tool's schema, else Claude Code's message for the first
+    /// problem.
+    async fn validate(
+        &self,
+        tool: &super::RegisteredTool,
+        input: &Value,
+    ) -> Result<Option<String>, SessionError> {
+        let validator = match tool.validator(self).await {
+            Ok(v) => v,
+            // A tool that cannot describe itself cannot be run either; say so as a failure
+            // of its input check rather than run it unchecked.
+            Err(e) => return Ok(Some(e)),
+        };
+        let issues: Vec<String> = validator
+            .iter_errors(input)
+            .map(|e| describe_issue(&e))
+            .collect();
+        if issues.is_empty() {
+            return Ok(None);
+        }
+        let n = issues.len();
+        Ok(Some(format!(
+            "InputValidationError: {} failed due to the following {}:\n{}",
+            tool.name,
+            if n == 1 { "issue" } else { "issues" },
+            issues.join("\n")
+        )))
+    }
+
+    /// The hook input of a tool event for `out`.
+    fn tool_event(
+        &self,
+        event: Event,
+        out: &ToolOutcome,
+        mode: &str,
+        failure: Option<String>,
+    ) -> Value {
+        let mut v = json!({
+            "session_id": self.session_id,
+            "transcript_path": "",
+            "cwd": self.cwd.display().to_string(),
+            "permission_mode": mode,
+            "hook_event_name": event.as_str(),
+            "tool_name": out.tool,
+            "tool_input": out.input,
+            "tool_use_id": out.tool_use_id,
+        });
+        if let Some(o) = v.as_object_mut() {
+            match (event, failure) {
+                (Event::PostToolUseFailure, Some(error)) => {
+                    o.insert("error".into(), Value::String(error));
+                    o.insert("is_interrupt".into(), Value::Bool(false));
+                }
+                (Event::PostToolUse, _) => {
+                    // The tool's structured result, with the text the model got as `content`.
+                    let response = match &out.status {
+                        ToolStatus::Ok {
+                            structured: Some(Value::Object(s)),
+                            content,
+                        } => {
+                            let mut r = s.clone();
+                            r.entry("content")
+                                .or_insert_with(|| Value::String(content.clone()));
+                            Value::Object(r)
+                        }
+                        ToolStatus::Ok { content, .. } => json!({ "content": content }),
+                        _ => Value::Null,
+                    };
+                    o.insert("tool_response".into(), response);
+                }
+                _ => {}
+            }
+        }
+        v
+    }
+}
+
+/// Claude Code's sentence for one schema problem.
+fn describe_issue(e: &jsonschema::ValidationError<'_>) -> String {
+    use jsonschema::error::ValidationErrorKind as K;
+    let at = e.instance_path().to_string();
+    let field = at.trim_start_matches('/').replace('/', ".");
+    match e.kind() {
+        K::Required { property } => {
+            let p = property
+                .as_str()
+                .map(str::to_string)
+                .unwrap_or_else(|| property.to_string());
+            let p = if field.is_empty() {
+                p
+            } else {
+                format!("{field}.{p}")
+            };
+            format!("The required parameter `{p}` is missing")
+        }
+        K::AdditionalProperties { unexpected } => unexpected
+            .iter()
+            .map(|u| format!("An unexpected parameter `{u}` was provided"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        K::Type { kind } => {
+            let expected = match kind {
+                jsonschema::error::TypeKind::Single(t) => t.to_string(),
+                jsonschema::error::TypeKind::Multiple(ts) => format!("{ts:?}"),
+            };
+            let provided = match e.instance().as_ref() {
+                Value::Null => "null",
+                Value::Bool(_) => "boolean",
+                Value::Number(_) => "number",
+                Value::String(_) => "string",
+                Value::Array(_) => "array",
+                Value::Object(_) => "object",
+            };
+            format!(
+                "The parameter `{field}` type is expected as `{expected}` but provided as `{provided}`"
+            )
+        }
+        _ if field.is_empty() => e.to_string(),
+        _ => format!("The parameter `{field}` is invalid: {e}"),
+    }
+}
+
+fn handler_decision(h: &HandlerReport) -> (String, Option<String>) {
+    match &h.result.outcome {
+        Outcome::Blocking { reason, .. } => ("deny".into(), Some(reason.clone())),
+        Outcome::NonBlockingError { message } => ("error".into(), Some(message.clone())),
+        Outcome::Cancelled => ("timed out".into(), None),
+        Outcome::Async => ("async".into(), None),
+        Outcome::Skipped { reason } => ("skipped".into(), Some(reason.clone())),
+        Outcome::Success => {
+            let json = h.result.json.as_ref();
+            let specific = json
+                .and_then(|j| j.get("hookSpecificOutput"))
+                .and_then(Value::as_object);
+            let decision = specific
+                .and_then(|s| s.get("permissionDecision"))
+                .or_else(|| json.and_then(|j| j.get("decision")))
+                .and_then(Value::as_str);
+            let reason = specific
+                .and_then(|s| s.get("permissionDecisionReason"))
+                .or_else(|| json.and_then(|j| j.get("reason")))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            (decision.unwrap_or("none").to_string(), reason)
+        }
+    }
+}
+
+fn trace_handlers(trace: &mut Vec<TraceStep>, step: Step, result: &DispatchResult) {
+    for h in &result.handlers {
+        let (decision, detail) = handler_decision(h);
+        trace.push(TraceStep {
+            step,
+            by: h.label.clone(),
+            source: Some(h.source.clone()),
+            decision,
+            detail,
+            micros: u64::try_from(h.elapsed.as_micros()).unwrap_or(u64::MAX),
+        });
+    }
+}
+
+/// The first handler whose own answer is the merged decision: (label, source).
+fn deciding_handler(result: &DispatchResult, d: HookDecision) -> Option<(String, String)> {
+    let want = match d {
+        HookDecision::Allow => "allow",
+        HookDecision::Ask => "ask",
+        HookDecision::Deny => "deny",
+    };
+    result.handlers.iter().find_map(|h| {
+        let (decision, _) = handler_decision(h);
+        let same = decision == want || (want == "deny" && decision == "block");
+        same.then(|| (h.label.clone(), h.source.clone()))
+    })
+}

@@ -1,0 +1,402 @@
+//! The session's one tool-call pipeline: schema check, PreToolUse hooks, rules and mode, the
+//! asker, the tool in a fresh sandbox, PostToolUse / PostToolUseFailure hooks, and the trace.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+use warden::session::{
+    AskAnswer, AskRequest, Asker, DenyAsker, Session, SessionOptions, Step, ToolOutcome, ToolStatus,
+};
+use warden_config::Home;
+
+struct Project {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    dir: PathBuf,
+}
+
+impl Project {
+    /// A project whose `.claude/settings.json` is `settings`.
+    fn new(settings: Value) -> Project {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().canonicalize().expect("canonical");
+        let dir = root.join("project");
+        std::fs::create_dir_all(dir.join(".claude")).expect("mkdir");
+        std::fs::write(dir.join(".claude/settings.json"), settings.to_string()).expect("write");
+        std::fs::write(dir.join("README.md"), "hello\n").expect("write");
+        Project {
+            _tmp: tmp,
+            root,
+            dir,
+        }
+    }
+
+    fn session(&self) -> Arc<Session> {
+        let mut opts = SessionOptions::new(&self.dir, Home::new(self.root.join("home")));
+        opts.user_home = Some(self.root.clone());
+        opts.managed_dir = None;
+        opts.runtime.cache_dir = None;
+        Arc::new(Session::load(&opts))
+    }
+
+    /// A command hook script under the project; `body` is its shell code.
+    fn script(&self, name: &str, body: &str) -> String {
+        let p = self.dir.join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).expect("write script");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        p.display().to_string()
+    }
+
+    fn warden(&self, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(args)
+            .current_dir(&self.dir)
+            .env("WARDEN_HOME", self.root.join("home"))
+            .env("HOME", &self.root)
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run warden")
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio")
+}
+
+fn call(session: &Arc<Session>, tool: &str, input: Value, asker: &dyn Asker) -> ToolOutcome {
+    rt().block_on(session.call_tool(tool, input, asker))
+        .expect("pipeline")
+}
+
+fn steps(o: &ToolOutcome) -> Vec<Step> {
+    o.trace.iter().map(|t| t.step).collect()
+}
+
+/// Says yes, and remembers what it was asked.
+#[derive(Default)]
+struct Yes(Mutex<Vec<String>>);
+
+impl Asker for Yes {
+    fn ask(&self, r: &AskRequest<'_>) -> AskAnswer {
+        self.0
+            .lock()
+            .expect("lock")
+            .push(format!("{} {}", r.tool, r.reason));
+        AskAnswer::AllowOnce
+    }
+}
+
+#[test]
+fn a_missing_required_field_is_reported_as_claude_code_does_and_nothing_runs() {
+    let p = Project::new(json!({}));
+    let s = p.session();
+    let o = call(&s, "Bash", json!({"cmd": "touch x"}), &Yes::default());
+    match &o.status {
+        ToolStatus::InvalidInput { message } => {
+            assert!(
+                message.contains("InputValidationError: Bash failed")
+                    && message.contains("The required parameter `command` is missing"),
+                "{message}"
+            )
+        }
+        other => panic!("expected invalid input, got {other:?}"),
+    }
+    assert_eq!(steps(&o), vec![Step::Validate]);
+    assert!(!p.dir.join("x").exists());
+
+    let o = call(&s, "Read", json!({"file_path": 5}), &DenyAsker);
+    let ToolStatus::InvalidInput { message } = &o.status else {
+        panic!("{o:?}")
+    };
+    assert!(
+        message.contains("`file_path` type is expected as `string`"),
+        "{message}"
+    );
+
+    // `warden check` used to answer allow for this; now it is unusable input.
+    let out = p.warden(&["check", "--tool", "Bash", "--input", r#"{"cmd":"ls"}"#]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`command` is missing"));
+}
+
+#[test]
+fn an_unknown_tool_is_an_error_that_lists_the_tools() {
+    let p = Project::new(json!({}));
+    let s = p.session();
+    let e = rt()
+        .block_on(s.call_tool("Bashh", json!({"command": "ls"}), &DenyAsker))
+        .expect_err("unknown tool");
+    let m = e.to_string();
+    assert!(
+        m.contains("unknown tool `Bashh`") && m.contains("Bash"),
+        "{m}"
+    );
+    let out = p.warden(&["check", "--tool", "Bashh", "--input", r#"{"command":"ls"}"#]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn a_pre_tool_use_hook_denies_before_the_tool_runs_and_is_named() {
+    let p = Project::new(json!({}));
+    let hook = p.script(
+        "deny.sh",
+        r#"cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no writes today"}}'"#,
+    );
+    std::fs::write(
+        p.dir.join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    )
+    .expect("settings");
+    let s = p.session();
+    let o = call(
+        &s,
+        "Write",
+        json!({"file_path": "out.txt", "content": "x"}),
+        &Yes::default(),
+    );
+    assert_eq!(o.decision, "deny");
+    assert!(
+        matches!(&o.status, ToolStatus::Denied { message } if message.contains("no writes today")),
+        "{o:?}"
+    );
+    assert!(
+        o.source
+            .as_deref()
+            .is_some_and(|s| s.contains("PreToolUse hook") && s.contains("deny.sh")),
+        "{:?}",
+        o.source
+    );
+    assert!(!p.dir.join("out.txt").exists(), "the tool ran");
+    assert!(!steps(&o).contains(&Step::Execute));
+    let hook_step = o
+        .trace
+        .iter()
+        .find(|t| t.step == Step::PreToolUse)
+        .expect("hook step");
+    assert_eq!(hook_step.decision, "deny");
+}
+
+#[test]
+fn updated_input_from_a_hook_is_what_the_rules_and_the_tool_see() {
+    let p = Project::new(json!({}));
+    let hook = p.script(
+        "redirect.sh",
+        r#"cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"redirected","updatedInput":{"file_path":"safe.txt","content":"rewritten"}}}'"#,
+    );
+    std::fs::write(
+        p.dir.join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    )
+    .expect("settings");
+    let s = p.session();
+    let o = call(
+        &s,
+        "Write",
+        json!({"file_path": "danger.txt", "content": "original"}),
+        &Yes::default(),
+    );
+    assert!(matches!(o.status, ToolStatus::Ok { .. }), "{o:?}");
+    assert_eq!(o.input["file_path"], "safe.txt");
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join("safe.txt")).expect("written"),
+        "rewritten"
+    );
+    assert!(!p.dir.join("danger.txt").exists());
+}
+
+#[test]
+fn rules_deny_and_an_ask_nobody_can_answer_is_a_denial() {
+    let p = Project::new(
+        json!({"permissions": {"deny": ["Read(./secret.txt)"], "ask": ["Bash(touch *)"]}}),
+    );
+    std::fs::write(p.dir.join("secret.txt"), "s3cret").expect("write");
+    let s = p.session();
+    let o = call(
+        &s,
+        "Read",
+        json!({"file_path": "secret.txt"}),
+        &Yes::default(),
+    );
+    assert_eq!(o.decision, "deny");
+    assert_eq!(o.rule.as_deref(), Some("Read(./secret.txt)"));
+    assert!(!steps(&o).contains(&Step::Execute));
+
+    let o = call(&s, "Bash", json!({"command": "touch made.txt"}), &DenyAsker);
+    assert_eq!(o.decision, "ask");
+    assert!(
+        matches!(&o.status, ToolStatus::Denied { message } if message.contains("nobody can be asked")),
+        "{o:?}"
+    );
+    assert!(!p.dir.join("made.txt").exists());
+
+    let yes = Yes::default();
+    let o = call(&s, "Bash", json!({"command": "touch made.txt"}), &yes);
+    assert!(matches!(o.status, ToolStatus::Ok { .. }), "{o:?}");
+    assert!(p.dir.join("made.txt").exists());
+    assert_eq!(yes.0.lock().expect("lock").len(), 1);
+    assert_eq!(
+        steps(&o),
+        vec![Step::Validate, Step::Rules, Step::Ask, Step::Execute]
+    );
+
+    // `warden tool` without a terminal cannot ask: the call is refused, exit 2.
+    let out = p.warden(&["tool", "Bash", "--input", r#"{"command":"touch cli.txt"}"#]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(!p.dir.join("cli.txt").exists());
+    let out = p.warden(&[
+        "tool",
+        "Bash",
+        "--yes",
+        "--input",
+        r#"{"command":"touch cli.txt"}"#,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(p.dir.join("cli.txt").exists());
+}
+
+#[test]
+fn post_tool_use_hooks_see_the_response_and_failures_go_to_post_tool_use_failure() {
+    let p = Project::new(json!({}));
+    let log = p.root.join("post.log");
+    let post = p.script(
+        "post.sh",
+        &format!("cat >> {}; echo >> {}", log.display(), log.display()),
+    );
+    std::fs::write(
+        p.dir.join(".claude/settings.json"),
+        json!({"hooks": {
+            "PostToolUse": [{"matcher": "Read", "hooks": [{"type": "command", "command": post}]}],
+            "PostToolUseFailure": [{"matcher": "Read", "hooks": [{"type": "command", "command": post}]}],
+        }})
+        .to_string(),
+    )
+    .expect("settings");
+    let s = p.session();
+    let o = call(&s, "Read", json!({"file_path": "README.md"}), &DenyAsker);
+    assert!(matches!(o.status, ToolStatus::Ok { .. }), "{o:?}");
+    assert_eq!(steps(&o).last(), Some(&Step::PostToolUse));
+    let o = call(&s, "Read", json!({"file_path": "missing.md"}), &DenyAsker);
+    assert!(matches!(o.status, ToolStatus::Failed { .. }), "{o:?}");
+    assert_eq!(steps(&o).last(), Some(&Step::PostToolUseFailure));
+
+    let lines: Vec<Value> = std::fs::read_to_string(&log)
+        .expect("log")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("hook input JSON"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["hook_event_name"], "PostToolUse");
+    assert!(
+        lines[0]["tool_response"]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("hello")),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[1]["hook_event_name"], "PostToolUseFailure");
+    assert!(lines[1]["error"].as_str().is_some_and(|e| !e.is_empty()));
+    assert_eq!(lines[1]["tool_use_id"], o.tool_use_id.as_str());
+    assert_ne!(lines[0]["tool_use_id"], lines[1]["tool_use_id"]);
+}
+
+#[test]
+fn check_explains_every_step_and_names_the_deciding_hook() {
+    let p = Project::new(json!({}));
+    let hook = p.script(
+        "allow.sh",
+        r#"cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"reviewed by the allow hook"}}'"#,
+    );
+    std::fs::write(
+        p.dir.join(".claude/settings.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    )
+    .expect("settings");
+    let out = p.warden(&[
+        "check",
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command":"cargo build"}"#,
+        "--json",
+        "--explain",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["decision"], "allow", "{v}");
+    // A hook's allow keeps its reason and names the hook.
+    assert_eq!(v["reason"], "reviewed by the allow hook", "{v}");
+    assert!(
+        v["source"].as_str().is_some_and(|s| s.contains("allow.sh")),
+        "{v}"
+    );
+    let trace = v["trace"].as_array().expect("trace");
+    let kinds: Vec<&str> = trace.iter().filter_map(|t| t["step"].as_str()).collect();
+    assert_eq!(kinds, vec!["validate", "preToolUse", "rules"], "{v}");
+}
+
+#[test]
+fn hooks_obey_the_users_rules_at_the_capability_boundary() {
+    // The uses-exec hook runs `git status` through its exec grant. With a rule denying that
+    // command, the session's policy refuses it inside the hook too, on the `hook-wasm` path.
+    let p = Project::new(json!({"permissions": {"deny": ["Bash(git status)"]}}));
+    let run = |dir: &Path| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args([
+                "hook-wasm",
+                warden::guests::USES_EXEC,
+                "PreToolUse",
+                "--grant",
+                r#"{"exec":["git"]}"#,
+            ])
+            .current_dir(dir)
+            .env("WARDEN_HOME", p.root.join("home"))
+            .env("HOME", &p.root)
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let input = json!({"hook_event_name": "PreToolUse", "cwd": dir.display().to_string(),
+                           "tool_name": "Bash", "tool_input": {"command": "ls"}});
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.to_string().as_bytes())
+            .expect("write");
+        child.wait_with_output().expect("wait")
+    };
+    let out = run(&p.dir);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("exec failed"),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Without the rule the same hook runs git.
+    let free = Project::new(json!({}));
+    let out = run(&free.dir);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("git exited"),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
