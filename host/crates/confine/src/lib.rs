@@ -86,6 +86,8 @@
 //! 7, 2 shared cores): see `README` numbers in the crate's bench output; measured p50
 //! unconfined ≈ UNCONFINED, confined with the default project policy ≈ CONFINED.
 
+#![cfg(target_os = "linux")]
+
 mod child;
 mod error;
 mod plan;

@@ -37,6 +37,9 @@ pub const SYSTEM_DENIED: &[&str] = &[
     "/etc/ssl/private",
     "/etc/security/opasswd",
     "/etc/ssh/ssh_host_*key",
+    "/etc/krb5.keytab",
+    "/etc/NetworkManager/system-connections",
+    "/etc/wpa_supplicant",
 ];
 
 /// Device files programs open for reading and writing; no other device is reachable.
@@ -53,9 +56,8 @@ pub const DEVICES: &[&str] = &[
 
 /// Toolchains, caches and configuration under the home directory that ordinary development
 /// commands read (compilers, package managers, git). Read and execute only: nothing a call
-/// does can change the user's toolchain. Credential stores are never on this list: `~/.ssh`,
-/// `~/.aws`, `~/.gnupg`, `~/.config/gcloud`, `~/.docker`, `~/.netrc`, `~/.npmrc`,
-/// `~/.git-credentials`, `~/.kube`, `~/.azure`, `~/.pypirc` stay unreadable.
+/// does can change the user's toolchain. Credential stores are never on this list, and are
+/// denied outright by [`HOME_DENIED`].
 pub const HOME_READABLE: &[&str] = &[
     ".cargo",
     ".rustup",
@@ -79,11 +81,36 @@ pub const HOME_READABLE: &[&str] = &[
     ".gradle/caches",
 ];
 
-/// Credentials that live inside [`HOME_READABLE`] trees.
+/// Credential stores under the home directory. Denied even when a granted tree contains
+/// them: credentials inside [`HOME_READABLE`] trees, and all of them when the project is the
+/// home directory itself (or contains it).
 pub const HOME_DENIED: &[&str] = &[
     ".cargo/credentials",
     ".cargo/credentials.toml",
     ".config/git/credentials",
+    ".git-credentials",
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".gnupg",
+    ".password-store",
+    ".config/gcloud",
+    ".config/gh",
+    ".config/hub",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".npmrc",
+    ".pypirc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".gem/credentials",
+    ".terraform.d",
+    ".vault-token",
+    ".local/share/keyrings",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
 ];
 
 /// Secrets in a project: unreadable and unwritable even though the project is writable.

@@ -1,4 +1,5 @@
 //! Reads and writes of confined processes.
+#![cfg(target_os = "linux")]
 
 mod common;
 
@@ -179,4 +180,38 @@ fn a_new_file_in_a_carved_directory_is_not_usable_in_the_same_call() {
     std::fs::remove_file(f.project.join(".env.local")).unwrap();
     let whole = f.sh("echo hi > other.txt && cat other.txt");
     assert_eq!(stdout(&whole), "hi\n", "{whole:?}");
+}
+
+#[test]
+fn credentials_stay_denied_when_the_project_is_the_home_directory() {
+    let f = fixture();
+    let c = warden_confine::Confinement::for_project(&f.home, Some(&f.home))
+        .private_temp_in(Some(f.temp.clone()));
+    let mut cmd = f.command(&[
+        "sh",
+        "-c",
+        "cat .ssh/id_ed25519 .aws/credentials; echo ok > notes",
+    ]);
+    cmd.current_dir(&f.home);
+    let guard = c.confine(&mut cmd).unwrap();
+    let out = cmd.output().unwrap();
+    guard.finish().unwrap();
+    assert_no_secret(&out, "home as project");
+    assert_eq!(
+        std::fs::read_to_string(f.home.join("notes")).unwrap_or_default(),
+        "",
+        "home is carved, so a new file there is not writable"
+    );
+    let gitconfig = f.home.join(".gitconfig");
+    let script = format!("echo more >> {}", gitconfig.display());
+    let edit = f.run_with(&c, &["sh", "-c", &script]).0;
+    assert!(
+        !edit.status.success(),
+        "toolchain configuration stayed read-only: {edit:?}"
+    );
+    assert!(
+        String::from_utf8_lossy(&edit.stderr).contains("Permission denied"),
+        "{edit:?}"
+    );
+    assert!(!std::fs::read_to_string(gitconfig).unwrap().contains("more"));
 }

@@ -1,4 +1,5 @@
 //! Network, signals, and processes outliving the call.
+#![cfg(target_os = "linux")]
 
 mod common;
 

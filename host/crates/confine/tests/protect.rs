@@ -1,4 +1,5 @@
 //! Write-protected paths and git in a confined project.
+#![cfg(target_os = "linux")]
 
 mod common;
 
