@@ -106,7 +106,7 @@ use landlock::ABI;
 pub use error::{ConfineError, OPT_OUT_HINT};
 pub use policy::{
     Confinement, DEVICES, HOME_DENIED, HOME_READABLE, PROJECT_DENIED, PROJECT_PROTECTED,
-    SYSTEM_DENIED, SYSTEM_READABLE,
+    PROJECT_PROTECTED_ENTRIES, SYSTEM_DENIED, SYSTEM_READABLE,
 };
 pub use support::{Support, status};
 

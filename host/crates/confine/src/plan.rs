@@ -44,13 +44,20 @@ fn intermediate_rights(level: Level, abi: ABI) -> BitFlags<AccessFs> {
     }
 }
 
-fn open_path(path: &Path) -> std::io::Result<OwnedFd> {
-    let c = CString::new(path.as_os_str().as_bytes())
+/// Opens an entry itself (a symlink stays a symlink) for use as a rule's anchor: `name`
+/// relative to the directory `at`, or an absolute path. Going through the parent's
+/// descriptor means a directory swapped for a symlink by a concurrent process cannot send a
+/// carve-out somewhere else.
+fn open_entry(at: Option<&OwnedFd>, name: &Path) -> std::io::Result<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    let c = CString::new(name.as_os_str().as_bytes())
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
-    // SAFETY: `c` is a valid NUL-terminated string; O_PATH|O_NOFOLLOW opens the entry itself
-    // (a symlink stays a symlink) without reading anything.
+    let dir = at.map_or(libc::AT_FDCWD, AsRawFd::as_raw_fd);
+    // SAFETY: `c` is a valid NUL-terminated string and `dir` an open descriptor (or
+    // AT_FDCWD); O_PATH|O_NOFOLLOW opens the entry without reading anything.
     let fd = unsafe {
-        libc::open(
+        libc::openat(
+            dir,
             c.as_ptr(),
             libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
         )
@@ -58,7 +65,7 @@ fn open_path(path: &Path) -> std::io::Result<OwnedFd> {
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
-    // SAFETY: `fd` was just returned by open(2) and is owned by nobody else.
+    // SAFETY: `fd` was just returned by openat(2) and is owned by nobody else.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
@@ -107,11 +114,16 @@ impl Planner {
     /// Grants `path` at `level`, carving out the entries of `inside` (all strictly below it).
     fn visit(
         &mut self,
+        at: Option<&OwnedFd>,
         path: &Path,
         level: Level,
         inside: &[(PathBuf, Level)],
     ) -> Result<(), ConfineError> {
-        let fd = match open_path(path) {
+        let name = match (at, path.file_name()) {
+            (Some(_), Some(n)) => Path::new(n),
+            _ => path,
+        };
+        let fd = match open_entry(at, name) {
             Ok(fd) => fd,
             // Vanished or unreachable entries have nothing to grant.
             Err(e)
@@ -138,8 +150,11 @@ impl Planner {
             }
             return self.add(fd, rights(level, is_dir, self.abi), path);
         }
-        self.add(fd, intermediate_rights(level, self.abi), path)?;
-        let entries = std::fs::read_dir(path).map_err(|e| ConfineError::path(path, e))?;
+        // Listed through the descriptor (the magic link is the directory just opened, not a
+        // new lookup of `path`).
+        use std::os::fd::AsRawFd;
+        let entries = std::fs::read_dir(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+            .map_err(|e| ConfineError::path(path, e))?;
         for entry in entries {
             let entry = entry.map_err(|e| ConfineError::path(path, e))?;
             let child = path.join(entry.file_name());
@@ -154,9 +169,9 @@ impl Planner {
                 .filter(|(p, _)| p != &child && p.starts_with(&child))
                 .cloned()
                 .collect();
-            self.visit(&child, child_level, &below)?;
+            self.visit(Some(&fd), &child, child_level, &below)?;
         }
-        Ok(())
+        self.add(fd, intermediate_rights(level, self.abi), path)
     }
 }
 
@@ -262,7 +277,7 @@ pub(crate) fn build(
             .filter(|(p, l)| *l < *level && p != root && p.starts_with(root))
             .cloned()
             .collect();
-        planner.visit(root, *level, &inside)?;
+        planner.visit(None, root, *level, &inside)?;
     }
     planner
         .ruleset

@@ -3,6 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::restore::Depth;
+
 /// System trees programs need to run at all: binaries, libraries, configuration, and process
 /// information. Read and execute only. `/proc` is whole because every process's
 /// `/proc/self` is a different directory; Landlock's ptrace rule still keeps `environ`, `mem`,
@@ -123,9 +125,16 @@ pub const PROJECT_DENIED: &[&str] = &[".env", ".env.*"];
 pub const PROJECT_PROTECTED: &[&str] = &[
     ".git/config",
     ".git/hooks",
+    ".git/info/attributes",
+    ".gitattributes",
     ".claude/settings*.json",
     ".mcp.json",
 ];
+
+/// Entries in a project protected as entries (see [`Confinement::protect_entry`]): `.git`
+/// as a file points git at another repository (worktrees, submodules); as a directory it must
+/// stay the same directory.
+pub const PROJECT_PROTECTED_ENTRIES: &[&str] = &[".git"];
 
 /// How much of one process tree's view a path gets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -144,7 +153,7 @@ pub(crate) enum Level {
 #[derive(Debug, Clone)]
 pub struct Confinement {
     pub(crate) paths: Vec<(PathBuf, Level)>,
-    pub(crate) protected: Vec<PathBuf>,
+    pub(crate) protected: Vec<(PathBuf, Depth)>,
     pub(crate) network: bool,
     pub(crate) unix_sockets: bool,
     pub(crate) allow_unscoped: bool,
@@ -215,7 +224,7 @@ impl Confinement {
     }
 
     /// Makes `project` writable, denies [`PROJECT_DENIED`] and protects
-    /// [`PROJECT_PROTECTED`] inside it.
+    /// [`PROJECT_PROTECTED`] and [`PROJECT_PROTECTED_ENTRIES`] inside it.
     pub fn project(mut self, project: impl AsRef<Path>) -> Self {
         let root = project.as_ref();
         self = self.write(root);
@@ -224,6 +233,9 @@ impl Confinement {
         }
         for p in PROJECT_PROTECTED {
             self = self.protect(root.join(p));
+        }
+        for p in PROJECT_PROTECTED_ENTRIES {
+            self = self.protect_entry(root.join(p));
         }
         self
     }
@@ -253,7 +265,15 @@ impl Confinement {
     /// a pattern) from being left changed by the call: whatever the call does to it is undone
     /// by [`Guard::finish`](crate::Guard::finish) once every process of the call has ended.
     pub fn protect(mut self, path: impl Into<PathBuf>) -> Self {
-        self.protected.push(path.into());
+        self.protected.push((path.into(), Depth::Whole));
+        self
+    }
+
+    /// Like [`protect`](Self::protect) for a file, but a directory is kept only as itself:
+    /// after the call it must be the same directory (not replaced, not a symlink), while
+    /// its contents may change. A path absent before may become a directory, not a file.
+    pub fn protect_entry(mut self, path: impl Into<PathBuf>) -> Self {
+        self.protected.push((path.into(), Depth::Entry));
         self
     }
 

@@ -93,6 +93,15 @@ fn hard_and_symbolic_links_do_not_expose_a_denied_file() {
         assert!(!later.status.success(), "{name}: {later:?}");
         assert_no_secret(&later, name);
     }
+    // A symlink made earlier, unconfined, to a file outside: the carve-out grants the link,
+    // never what it points at.
+    std::os::unix::fs::symlink(f.outside.join("hostname"), f.project.join("outlink")).unwrap();
+    std::os::unix::fs::symlink(f.home.join(".ssh"), f.project.join("sshlink")).unwrap();
+    for name in ["outlink", "sshlink/id_ed25519"] {
+        let out = f.run(&["cat", name]);
+        assert!(!out.status.success(), "{name}: {out:?}");
+        assert_no_secret(&out, name);
+    }
     // Moving the link into a granted directory is refused like linking.
     let mv = f.run(&["mv", "leak", "src/leak2"]);
     assert_no_secret(&f.run(&["cat", "src/leak2"]), "moved link");

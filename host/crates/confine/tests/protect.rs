@@ -111,13 +111,89 @@ fn a_replaced_directory_above_a_protected_path_is_an_error() {
     let f = fixture();
     git_init(&f.project, &f.home);
     let c = f.confinement();
-    // Swapping `.git` for another directory: the copies cannot be put back into the right
-    // place, so finishing reports it instead of writing into whatever `.git` is now.
-    let mut cmd = f.command(&["sh", "-c", "mv .git .git-old && mkdir .git"]);
-    let guard = c.confine(&mut cmd).unwrap();
-    let out = cmd.output().unwrap();
+    std::fs::write(f.outside.join("config"), "keep\n").unwrap();
+    // Swapping `.git` for another directory, or for a symlink to one: the copies cannot be
+    // put back into the right place, so finishing reports it instead of writing (or
+    // deleting) through whatever `.git` is now.
+    for script in [
+        "mv .git .git-old && mkdir .git",
+        "rm -rf .git-old; mv .git .git-old && ln -s ../outside .git",
+    ] {
+        if f.project.join(".git-old").exists() {
+            std::fs::remove_dir_all(f.project.join(".git")).unwrap();
+            std::fs::rename(f.project.join(".git-old"), f.project.join(".git")).unwrap();
+        }
+        let mut cmd = f.command(&["sh", "-c", script]);
+        let guard = c.confine(&mut cmd).unwrap();
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let err = guard.finish().unwrap_err().to_string();
+        assert!(
+            err.contains(".git") && err.contains("replaced"),
+            "{script}: {err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(f.outside.join("config")).unwrap(),
+        "keep\n"
+    );
+    assert!(
+        std::fs::symlink_metadata(f.project.join(".git"))
+            .unwrap()
+            .is_symlink()
+    );
+}
+
+#[test]
+fn a_symlinked_settings_directory_made_by_the_call_is_removed() {
+    let f = fixture();
+    let (out, restored) = f.run_with(
+        &f.confinement(),
+        &["sh", "-c", "mkdir src/evil && echo '{\"hooks\":1}' > src/evil/settings.json && ln -s src/evil .claude && cat .claude/settings.json"],
+    );
+    assert!(stdout(&out).contains("hooks"), "{out:?}");
+    assert!(
+        std::fs::symlink_metadata(f.project.join(".claude")).is_err(),
+        "the .claude symlink survived"
+    );
+    assert!(!restored.is_empty());
+}
+
+#[test]
+fn a_git_file_pointing_elsewhere_is_restored() {
+    let f = fixture();
+    std::fs::write(
+        f.project.join(".git"),
+        "gitdir: /somewhere/.git/worktrees/p\n",
+    )
+    .unwrap();
+    let (_, restored) = f.run_with(
+        &f.confinement(),
+        &[
+            "sh",
+            "-c",
+            "mkdir -p src/evil && printf 'gitdir: src/evil\\n' > .git",
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.project.join(".git")).unwrap(),
+        "gitdir: /somewhere/.git/worktrees/p\n"
+    );
+    assert!(restored.iter().any(|p| p.ends_with(".git")), "{restored:?}");
+}
+
+#[test]
+fn a_repository_made_by_the_call_loses_its_config_and_hooks() {
+    let f = fixture();
+    // Without denied files the project root is granted whole, so `git init` can fill `.git`.
+    std::fs::remove_file(f.project.join(".env")).unwrap();
+    std::fs::remove_file(f.project.join(".env.local")).unwrap();
+    let (out, _) = f.run_with(
+        &f.confinement(),
+        &["sh", "-c", "git init -q && git config core.fsmonitor evil"],
+    );
     assert!(out.status.success(), "{out:?}");
-    let err = guard.finish().unwrap_err().to_string();
-    assert!(err.contains(".git") && err.contains("replaced"), "{err}");
+    assert!(f.project.join(".git/HEAD").exists());
     assert!(!f.project.join(".git/config").exists());
+    assert!(!f.project.join(".git/hooks").exists());
 }
