@@ -61,30 +61,56 @@
 //!   tree is carved out by granting the tree's other entries one by one, recursively down
 //!   to it. The directories on the way (the project root when it holds `.env`) keep only
 //!   listing, creating, removing and moving entries, so a file or directory created there
-//!   later, by this call or another process, cannot be read or written by this call (the
-//!   next call sees it and grants it). Names of entries in a denied directory can be listed.
-//!   Those rights also let the call delete a denied file (never read it).
+//!   later, by this call or another process, cannot be read or written by this call: a
+//!   call cannot create and then use a new file directly in such a directory (`git init`
+//!   in a project root holding `.env` fails), but can in any subdirectory that existed at
+//!   spawn time, and the next call sees the new entry and grants it. Names of entries in a
+//!   denied directory can be listed, and a denied file can be deleted (never read).
 //! - A denied pattern (`.env.*`) is matched when the process starts; a matching file
 //!   created later is unreadable only because it lands in a carved directory.
 //! - Hard links: a link to a denied file in another directory needs `REFER`, which Landlock
 //!   refuses because the file would gain rights; a link in the same directory is just as
 //!   denied, and when a later call carves that directory, entries that are the same file
-//!   (device and inode) as a denied file are left out too.
+//!   (device and inode) as a denied file, and symlinks, get no rule of their own.
 //! - Write protection is by restoring, not refusing: during the call a process can change a
 //!   protected path, and other processes of the same call see it; nothing survives the call.
-//!   If a directory above a protected path was replaced, restoring fails with an error.
+//!   Restoring happens inside the directory the copy came from; if that directory was
+//!   replaced (or a symlink put on the way), [`Guard::finish`] fails instead, and the caller
+//!   must tell the user. A repository created by the call keeps its objects but loses
+//!   `.git/config` and `.git/hooks` (git works without them).
+//! - Landlock does not control `stat(2)`, `chmod(2)`, `chown(2)` or `utimes(2)`: a confined
+//!   process can see that a denied file exists and its size, and can change the mode of
+//!   files it owns anywhere.
+//! - `/tmp` and `/dev/shm` are not reachable: programs that ignore `TMPDIR`, and POSIX
+//!   shared memory and named semaphores (Python's `multiprocessing` locks), fail.
 //! - `/proc` is readable so `/proc/self` works for every process; other processes' command
 //!   lines are visible (their environment, memory and descriptors are not: Landlock's ptrace
 //!   rule).
 //! - Pathname unix sockets are reachable when [`Confinement::unix_sockets`] or network is
 //!   on: Landlock controls them only from ABI 9.
-//! - If the Warden process itself dies, supervisors keep running until their command ends.
+//! - If the Warden process itself dies, or the supervisor is SIGKILLed, processes that left
+//!   the command's session keep running (the command itself dies with the supervisor).
+//! - No resource limits (processes, memory, CPU): those belong to the caller (`setrlimit` in
+//!   its own `pre_exec`, cgroups).
 //!
 //! # Cost
 //!
-//! Spawn and wait of `/bin/true` (criterion, `benches/spawn.rs`, Linux 6.18, Landlock ABI
-//! 7, 2 shared cores): see `README` numbers in the crate's bench output; measured p50
-//! unconfined ≈ UNCONFINED, confined with the default project policy ≈ CONFINED.
+//! Per call: building the ruleset (one `open(O_PATH)` and one Landlock rule per grant and
+//! per entry of a carved directory), copying protected paths, two forks instead of one, and
+//! a `/proc` scan only when processes are left over. Carving is what costs: as root, the
+//! default [`SYSTEM_DENIED`] list carves `/etc` (one rule per entry); for any other user
+//! those root-owned files are already closed to the process, need no carve-out, and `/etc`
+//! is one rule.
+//!
+//! Spawn and wait of `/bin/true`, p50, criterion (`cargo bench -p warden-confine`), one run,
+//! Linux 6.18, Landlock ABI 7, as root, on 2 cores shared with other builds (load average
+//! 4–9, so absolute numbers are inflated; the ratios are the point):
+//!
+//! | | p50 |
+//! |---|---|
+//! | unconfined | BENCH_UNCONFINED |
+//! | confined, `/usr` `/lib*` `/bin` only, no private temp | BENCH_MINIMAL |
+//! | confined, [`Confinement::for_project`] (as root: `/etc` carved; project root carved around `.env`) | BENCH_PROJECT |
 
 #![cfg(target_os = "linux")]
 

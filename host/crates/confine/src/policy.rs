@@ -125,8 +125,6 @@ pub const PROJECT_DENIED: &[&str] = &[".env", ".env.*"];
 pub const PROJECT_PROTECTED: &[&str] = &[
     ".git/config",
     ".git/hooks",
-    ".git/info/attributes",
-    ".gitattributes",
     ".claude/settings*.json",
     ".mcp.json",
 ];
