@@ -108,9 +108,14 @@
 //!
 //! | | p50 |
 //! |---|---|
-//! | unconfined | BENCH_UNCONFINED |
-//! | confined, `/usr` `/lib*` `/bin` only, no private temp | BENCH_MINIMAL |
-//! | confined, [`Confinement::for_project`] (as root: `/etc` carved; project root carved around `.env`) | BENCH_PROJECT |
+//! | unconfined | 1.7 ms |
+//! | confined, `/usr` `/lib*` `/bin` only, no private temp | 4.1 ms |
+//! | confined, [`Confinement::for_project`] (as root: 164 rules, `/etc` carved; project root carved around `.env`) | 13.8 ms |
+//!
+//! Where the time goes for the last row (medians of 150 calls, same machine): `confine`
+//! 2.9 ms (building 164 rules: ~190 `open`, ~350 `stat`), `spawn` 9.3 ms, wait 1.4 ms,
+//! `finish` 0.3 ms. `landlock_restrict_self` itself takes 0.1–0.15 ms for 164 rules (0.03 ms
+//! for 4); most of `spawn` is getting two forked processes scheduled on the overloaded cores.
 
 #![cfg(target_os = "linux")]
 
