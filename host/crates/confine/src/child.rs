@@ -51,6 +51,8 @@ pub(crate) unsafe fn run(plan: &ChildPlan) -> io::Result<()> {
         let mut original: sigset_t = std::mem::zeroed();
         check(libc::sigprocmask(libc::SIG_BLOCK, &ending, &mut original))?;
         check(libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0))?;
+        // An inherited SIG_IGN would have the kernel reap the command unseen.
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
         let supervisor = libc::getpid();
         match libc::fork() {
             -1 => Err(io::Error::last_os_error()),
@@ -176,8 +178,16 @@ unsafe fn end_all(command: pid_t, status: &mut Option<c_int>, ending: &sigset_t)
     // SAFETY: plain system calls on stack memory.
     unsafe {
         let me = libc::getpid();
+        let mut blind_rounds = 0;
         while reap(command, status) {
-            kill_children(me);
+            if !kill_children(me) {
+                // Without /proc the leftovers cannot be found; give up after a second rather
+                // than never ending the call.
+                blind_rounds += 1;
+                if blind_rounds > 200 {
+                    return;
+                }
+            }
             // Wait for a SIGCHLD, but not forever: a process re-parented after the scan is
             // found by the next one.
             let ts = libc::timespec {
@@ -232,7 +242,8 @@ unsafe fn parent_of(pid: &[u8]) -> Option<pid_t> {
     parse_pid(data.get(close + 4..)?)
 }
 
-unsafe fn kill_children(me: pid_t) {
+/// Returns false when `/proc` cannot be read.
+unsafe fn kill_children(me: pid_t) -> bool {
     // SAFETY: getdents64 fills the aligned stack buffer; entries are parsed within `n` bytes.
     unsafe {
         let dir = libc::open(
@@ -240,7 +251,7 @@ unsafe fn kill_children(me: pid_t) {
             libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC,
         );
         if dir < 0 {
-            return;
+            return false;
         }
         let mut buf = [0u64; 1024];
         loop {
@@ -252,7 +263,8 @@ unsafe fn kill_children(me: pid_t) {
             let mut off = 0usize;
             while off + 19 < bytes.len() {
                 let reclen = usize::from(u16::from_ne_bytes([bytes[off + 16], bytes[off + 17]]));
-                if reclen == 0 {
+                // The kernel never returns a record shorter than its header and a name.
+                if reclen < 20 {
                     break;
                 }
                 let name_area = &bytes[off + 19..(off + reclen).min(bytes.len())];
@@ -271,6 +283,7 @@ unsafe fn kill_children(me: pid_t) {
             }
         }
         libc::close(dir);
+        true
     }
 }
 

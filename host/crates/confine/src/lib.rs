@@ -156,6 +156,9 @@ impl Confinement {
     /// Prepares `cmd` so the process it spawns is confined, and returns the [`Guard`] that
     /// must live until the process has been waited for. Fails, and leaves `cmd` untouched,
     /// when the kernel cannot enforce the confinement.
+    ///
+    /// Call it once per command, after setting its environment: it sets `TMPDIR`, `TMP` and
+    /// `TEMP` (an `env_clear` afterwards would drop them).
     pub fn confine(&self, cmd: &mut Command) -> Result<Guard, ConfineError> {
         let s = self.support();
         let unsupported = |needed: u32, feature: &'static str| ConfineError::Unsupported {

@@ -115,12 +115,27 @@ fn proc_path(fd: &OwnedFd) -> PathBuf {
     PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
 }
 
+/// Deepest directory nesting kept; deeper is treated like too many bytes, so a tree built to
+/// exhaust the stack is never walked recursively here.
+const MAX_NESTING: usize = 64;
+
 fn read_node(
     path: &Path,
     depth: Depth,
     budget: &mut u64,
     limit: u64,
     named: &Path,
+) -> Result<Node, ConfineError> {
+    read_nested(path, depth, budget, limit, named, 0)
+}
+
+fn read_nested(
+    path: &Path,
+    depth: Depth,
+    budget: &mut u64,
+    limit: u64,
+    named: &Path,
+    nesting: usize,
 ) -> Result<Node, ConfineError> {
     let meta = match std::fs::symlink_metadata(path) {
         Ok(m) => m,
@@ -149,11 +164,14 @@ fn read_node(
         });
     }
     if ft.is_dir() {
+        if nesting >= MAX_NESTING {
+            return Err(too_large());
+        }
         let mut entries = BTreeMap::new();
         for e in std::fs::read_dir(path).map_err(|e| ConfineError::path(named, e))? {
             let e = e.map_err(|e| ConfineError::path(named, e))?;
             *budget = budget.checked_sub(256).ok_or_else(too_large)?;
-            let child = read_node(&e.path(), Depth::Whole, budget, limit, named)?;
+            let child = read_nested(&e.path(), Depth::Whole, budget, limit, named, nesting + 1)?;
             entries.insert(e.file_name(), child);
         }
         return Ok(Node::Dir { mode, entries });
