@@ -1,0 +1,78 @@
+//! Spawn and wait of `/bin/true`, unconfined and confined, in one run.
+
+// criterion_group! generates undocumented items.
+#![allow(missing_docs)]
+
+#[cfg(not(target_os = "linux"))]
+fn main() {}
+
+#[cfg(target_os = "linux")]
+criterion::criterion_main!(linux::benches);
+
+#[cfg(target_os = "linux")]
+mod linux {
+    use std::path::Path;
+    use std::process::{Command, Stdio};
+
+    use criterion::{Criterion, criterion_group};
+    use warden_confine::Confinement;
+
+    fn command(dir: &Path) -> Command {
+        let mut cmd = Command::new("/bin/true");
+        cmd.current_dir(dir)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    }
+
+    fn spawn(c: &mut Criterion) {
+        let tmp = tempfile::tempdir().expect("temporary directory");
+        let project = tmp.path().join("project");
+        let home = tmp.path().join("home");
+        for d in [project.join("src"), home.join(".cargo")] {
+            std::fs::create_dir_all(d).expect("fixture directory");
+        }
+        std::fs::write(project.join("README.md"), "x").expect("fixture file");
+        std::fs::write(project.join(".env"), "SECRET=1").expect("fixture file");
+        let whole = Confinement::for_project(&project, Some(&home));
+
+        let mut g = c.benchmark_group("spawn_wait_true");
+        g.sample_size(60);
+        g.bench_function("unconfined", |b| {
+            b.iter(|| {
+                let st = command(&project).status().expect("spawn");
+                assert!(st.success());
+            })
+        });
+        g.bench_function("confined_default_project", |b| {
+            b.iter(|| {
+                let mut cmd = command(&project);
+                let guard = whole.confine(&mut cmd).expect("confine");
+                let st = cmd.status().expect("spawn");
+                guard.finish().expect("finish");
+                assert!(st.success());
+            })
+        });
+        let bare = Confinement::new()
+            .read("/usr")
+            .read("/lib")
+            .read("/lib64")
+            .read("/bin")
+            .private_temp_in(None);
+        g.bench_function("confined_minimal", |b| {
+            b.iter(|| {
+                let mut cmd = command(&project);
+                let guard = bare.confine(&mut cmd).expect("confine");
+                let st = cmd.status().expect("spawn");
+                guard.finish().expect("finish");
+                assert!(st.success());
+            })
+        });
+        g.finish();
+    }
+
+    criterion_group!(benches, spawn);
+}

@@ -1,0 +1,366 @@
+//! Write-protected paths: a copy before the call, put back after it.
+//!
+//! Landlock cannot keep `.git/config` unchanged while git works in `.git`: creating
+//! `index.lock` there needs the right to create and remove entries in `.git`, and that right
+//! also lets a process replace `config` (rename over it) or add a file to `.git/hooks` (it is
+//! inherited by every directory below). So a protected path is copied when the process
+//! starts and restored once every process of the call has ended; nothing the call did to it
+//! outlives the call, which is what matters for files that later, unconfined programs obey.
+//!
+//! Restoring works inside the directory that held the path when it was copied, through a
+//! descriptor kept open since then, and only if the path still leads to that same directory
+//! without symlinks; so a call (or a concurrent one) that swaps a directory for a symlink
+//! cannot make the restore delete or write anything elsewhere.
+
+use std::collections::BTreeMap;
+use std::ffi::{CString, OsStr, OsString};
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::error::ConfineError;
+use crate::policy::{is_pattern, wildcard_match};
+
+#[derive(Debug, PartialEq, Eq)]
+enum Node {
+    Absent,
+    File {
+        data: Vec<u8>,
+        mode: u32,
+    },
+    Link(PathBuf),
+    Dir {
+        mode: u32,
+        entries: BTreeMap<OsString, Node>,
+    },
+    /// A directory protected as an entry: only its identity is kept.
+    DirId {
+        dev: u64,
+        ino: u64,
+    },
+    /// A socket, fifo or device: kept as is, not restorable.
+    Other,
+}
+
+/// How much of a protected path is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Depth {
+    /// A file's content, or a directory's whole tree.
+    Whole,
+    /// A file's content, but of a directory only which directory it is (`.git`: a file there
+    /// is a pointer to the repository, a directory is the repository itself, far too large to
+    /// copy).
+    Entry,
+}
+
+/// The directory holding a protected path, held open since the copy.
+#[derive(Debug)]
+struct Parent {
+    fd: OwnedFd,
+    dev: u64,
+    ino: u64,
+}
+
+/// One protected path (or pattern) as it was before the call.
+#[derive(Debug)]
+pub(crate) struct Snapshot {
+    /// As the caller gave it (reported back).
+    path: PathBuf,
+    /// The parent directory with symlinks resolved, or as given when it did not exist.
+    parent_path: PathBuf,
+    parent: Option<Parent>,
+    /// The last component: a name or a pattern.
+    name: OsString,
+    depth: Depth,
+    matches: Vec<(OsString, Node)>,
+    limit: u64,
+}
+
+/// Opens a directory with no symlink anywhere on the way (openat2 `RESOLVE_NO_SYMLINKS`,
+/// Linux 5.6, older than any kernel this crate accepts).
+fn open_dir_no_symlinks(path: &Path) -> std::io::Result<OwnedFd> {
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: open_how is plain integers; all-zero is its documented default.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: `c` is NUL-terminated and `how` a valid open_how of the size passed.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let fd = i32::try_from(fd).map_err(|_| std::io::Error::from(std::io::ErrorKind::Other))?;
+    // SAFETY: `fd` was just returned by openat2 and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn identity(fd: &OwnedFd) -> std::io::Result<(u64, u64)> {
+    let m = std::fs::metadata(proc_path(fd))?;
+    Ok((m.dev(), m.ino()))
+}
+
+/// A path that names exactly the directory behind `fd`, whatever happened to its name.
+fn proc_path(fd: &OwnedFd) -> PathBuf {
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+/// Deepest directory nesting kept; deeper is treated like too many bytes, so a tree built to
+/// exhaust the stack is never walked recursively here.
+const MAX_NESTING: usize = 64;
+
+fn read_node(
+    path: &Path,
+    depth: Depth,
+    budget: &mut u64,
+    limit: u64,
+    named: &Path,
+) -> Result<Node, ConfineError> {
+    read_nested(path, depth, budget, limit, named, 0)
+}
+
+fn read_nested(
+    path: &Path,
+    depth: Depth,
+    budget: &mut u64,
+    limit: u64,
+    named: &Path,
+    nesting: usize,
+) -> Result<Node, ConfineError> {
+    let meta = match std::fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Node::Absent),
+        Err(e) => return Err(ConfineError::path(named, e)),
+    };
+    let too_large = || ConfineError::ProtectedTooLarge {
+        path: named.to_path_buf(),
+        limit,
+    };
+    let ft = meta.file_type();
+    let mode = meta.permissions().mode() & 0o7777;
+    if ft.is_symlink() {
+        let target = std::fs::read_link(path).map_err(|e| ConfineError::path(named, e))?;
+        return Ok(Node::Link(target));
+    }
+    if ft.is_file() {
+        *budget = budget.checked_sub(meta.len()).ok_or_else(too_large)?;
+        let data = std::fs::read(path).map_err(|e| ConfineError::path(named, e))?;
+        return Ok(Node::File { data, mode });
+    }
+    if ft.is_dir() && depth == Depth::Entry {
+        return Ok(Node::DirId {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        });
+    }
+    if ft.is_dir() {
+        if nesting >= MAX_NESTING {
+            return Err(too_large());
+        }
+        let mut entries = BTreeMap::new();
+        for e in std::fs::read_dir(path).map_err(|e| ConfineError::path(named, e))? {
+            let e = e.map_err(|e| ConfineError::path(named, e))?;
+            *budget = budget.checked_sub(256).ok_or_else(too_large)?;
+            let child = read_nested(&e.path(), Depth::Whole, budget, limit, named, nesting + 1)?;
+            entries.insert(e.file_name(), child);
+        }
+        return Ok(Node::Dir { mode, entries });
+    }
+    Ok(Node::Other)
+}
+
+/// Names in `dir` matching `pattern` (a plain name matches itself, present or not).
+fn names(dir: &Path, pattern: &OsStr) -> Vec<OsString> {
+    if !is_pattern(Path::new(pattern)) {
+        return vec![pattern.to_os_string()];
+    }
+    let mut out: Vec<OsString> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .filter(|n| wildcard_match(pattern.as_bytes(), n.as_bytes()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Copies every protected path; `limit` bounds the bytes kept in all.
+pub(crate) fn take(paths: &[(PathBuf, Depth)], limit: u64) -> Result<Vec<Snapshot>, ConfineError> {
+    let mut budget = limit;
+    let mut out = Vec::new();
+    for (p, depth) in paths {
+        if !p.is_absolute() {
+            return Err(ConfineError::Relative(p.clone()));
+        }
+        let (Some(parent_given), Some(name)) = (p.parent(), p.file_name()) else {
+            return Err(ConfineError::Relative(p.clone()));
+        };
+        let (parent_path, parent) = match std::fs::canonicalize(parent_given) {
+            Ok(real) => match open_dir_no_symlinks(&real) {
+                Ok(fd) => {
+                    let (dev, ino) = identity(&fd).map_err(|e| ConfineError::path(&real, e))?;
+                    (real, Some(Parent { fd, dev, ino }))
+                }
+                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => (real, None),
+                Err(e) => return Err(ConfineError::path(&real, e)),
+            },
+            Err(_) => (parent_given.to_path_buf(), None),
+        };
+        let mut matches = Vec::new();
+        if let Some(par) = &parent {
+            let base = proc_path(&par.fd);
+            for n in names(&base, name) {
+                let node = read_node(&base.join(&n), *depth, &mut budget, limit, p)?;
+                matches.push((n, node));
+            }
+        }
+        out.push(Snapshot {
+            path: p.clone(),
+            parent_path,
+            parent,
+            name: name.to_os_string(),
+            depth: *depth,
+            matches,
+            limit,
+        });
+    }
+    Ok(out)
+}
+
+fn remove(path: &Path) -> std::io::Result<()> {
+    // remove_dir_all never follows symlinks inside the tree it removes.
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(path),
+        Ok(_) => std::fs::remove_file(path),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn create(path: &Path, node: &Node) -> std::io::Result<()> {
+    match node {
+        Node::Absent | Node::Other | Node::DirId { .. } => Ok(()),
+        Node::File { data, mode } => {
+            // create_new never follows a symlink planted at `path`.
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(*mode)
+                .open(path)?;
+            f.write_all(data)?;
+            f.set_permissions(std::fs::Permissions::from_mode(*mode))
+        }
+        Node::Link(target) => std::os::unix::fs::symlink(target, path),
+        Node::Dir { mode, entries } => {
+            std::fs::DirBuilder::new().mode(0o700).create(path)?;
+            for (name, child) in entries {
+                create(&path.join(name), child)?;
+            }
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(*mode))
+        }
+    }
+}
+
+impl Snapshot {
+    /// The protected path (or pattern) as the caller gave it.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn fail(&self, reason: impl Into<String>) -> ConfineError {
+        ConfineError::RestoreFailed {
+            path: self.path.clone(),
+            reason: reason.into(),
+        }
+    }
+
+    /// Puts the path back as it was; returns whether anything had changed.
+    pub(crate) fn restore(&self) -> Result<bool, ConfineError> {
+        let Some(par) = &self.parent else {
+            return self.clear_new_parent();
+        };
+        // The path must still lead, without symlinks, to the directory copied from.
+        let now = open_dir_no_symlinks(&self.parent_path)
+            .and_then(|fd| identity(&fd))
+            .ok();
+        if now != Some((par.dev, par.ino)) {
+            return Err(self.fail(format!("{} was replaced", self.parent_path.display())));
+        }
+        let base = proc_path(&par.fd);
+        let mut changed = false;
+        for (n, node) in &self.matches {
+            let p = base.join(n);
+            let mut budget = self.limit;
+            let current = read_node(&p, self.depth, &mut budget, self.limit, &self.path).ok();
+            if *node == Node::Other || current.as_ref() == Some(node) {
+                continue;
+            }
+            if let Node::DirId { .. } = node {
+                return Err(self.fail(format!(
+                    "{} was replaced",
+                    self.parent_path.join(n).display()
+                )));
+            }
+            if self.depth == Depth::Entry
+                && *node == Node::Absent
+                && matches!(current, Some(Node::DirId { .. }))
+            {
+                // A directory created by the call (`git init`): its protected contents are
+                // covered by their own entries.
+                continue;
+            }
+            changed = true;
+            remove(&p).map_err(|e| self.fail(e.to_string()))?;
+            create(&p, node).map_err(|e| self.fail(e.to_string()))?;
+        }
+        // A pattern also covers names that did not exist before: remove new matches.
+        for n in names(&base, &self.name) {
+            if !self.matches.iter().any(|(m, _)| *m == n) {
+                changed = true;
+                remove(&base.join(&n)).map_err(|e| self.fail(e.to_string()))?;
+            }
+        }
+        Ok(changed)
+    }
+
+    /// The parent did not exist before the call: whatever the call put there under a
+    /// protected name goes, and a symlink in the parent's place goes whole.
+    fn clear_new_parent(&self) -> Result<bool, ConfineError> {
+        match std::fs::symlink_metadata(&self.parent_path) {
+            Err(_) => Ok(false),
+            Ok(m) if m.is_dir() => {
+                let fd = open_dir_no_symlinks(&self.parent_path)
+                    .map_err(|e| self.fail(format!("{}: {e}", self.parent_path.display())))?;
+                let base = proc_path(&fd);
+                let mut changed = false;
+                for n in names(&base, &self.name) {
+                    let p = base.join(&n);
+                    let is_dir = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
+                    if std::fs::symlink_metadata(&p).is_err()
+                        || (self.depth == Depth::Entry && is_dir)
+                    {
+                        continue;
+                    }
+                    changed = true;
+                    remove(&p).map_err(|e| self.fail(e.to_string()))?;
+                }
+                Ok(changed)
+            }
+            Ok(_) => {
+                remove(&self.parent_path).map_err(|e| self.fail(e.to_string()))?;
+                Ok(true)
+            }
+        }
+    }
+}
