@@ -15,8 +15,10 @@ use warden_hooks::{
 use warden_plugins::{LoadedPlugin, PluginManager};
 
 use crate::runtime::{
-    CallContext, FsGrant, Grant, Limits, LoadedComponent, Policy, Runtime, RuntimeConfig, World,
+    CallContext, DigestPin, FsGrant, Grant, Limits, LoadedComponent, Policy, Runtime,
+    RuntimeConfig, World,
 };
+use warden_hooks::TypedHookResult;
 
 /// How to open a session.
 #[derive(Debug, Clone)]
@@ -267,11 +269,10 @@ impl WasmRunner {
     }
 
     fn runtime(&self) -> Result<&Runtime, &str> {
-        match self.runtime.get_or_init(|| {
-            Runtime::new(self.config.clone())
-                .map(Arc::new)
-                .map_err(|e| e.to_string())
-        }) {
+        match self
+            .runtime
+            .get_or_init(|| Runtime::shared(self.config.clone()).map_err(|e| e.to_string()))
+        {
             Ok(rt) => Ok(rt),
             Err(e) => Err(e),
         }
@@ -293,7 +294,9 @@ impl WasmRunner {
             return Ok(c.clone());
         }
         let c = Arc::new(
-            rt.load_file(path, World::Hook, grant)
+            // Unchecked: a plugin grant records the plugin tree's digest, not each component's,
+            // so there is no file digest to pin to yet.
+            rt.load_file(path, World::Hook, grant, DigestPin::Unchecked)
                 .map_err(|e| e.to_string())?,
         );
         self.loaded

@@ -19,7 +19,8 @@ use anyhow::Context;
 use serde_json::{Value, json};
 use warden::hook_result::Decision;
 use warden::runtime::{
-    CallContext, Grant, Limits, Runtime, RuntimeConfig, ToolCallOutcome, UnrestrictedPolicy, World,
+    CallContext, DigestPin, Grant, Limits, Runtime, RuntimeConfig, ToolCallOutcome,
+    UnrestrictedPolicy, World,
 };
 use warden::session::{Session, SessionOptions, WasmRunner};
 use warden::tools::{ToolOptions, ToolRunner, load_permissions};
@@ -89,6 +90,7 @@ fn one_component(config: &RuntimeConfig) -> anyhow::Result<()> {
         warden::guests::PROTECT_SECRETS_WASM,
         World::Hook,
         &grant,
+        DigestPin::None,
     )?;
     let cwd = std::env::current_dir()?;
     let samples = [
