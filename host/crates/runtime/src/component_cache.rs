@@ -16,9 +16,12 @@ use crate::{DigestPin, Grant, LoadedComponent, Runtime, RuntimeError, World, che
 /// an `Arc`; all methods take `&self`.
 pub struct ComponentCache {
     runtime: Arc<Runtime>,
-    files: Mutex<HashMap<(PathBuf, World, Grant), (FileStamp, Arc<LoadedComponent>)>>,
+    files: Mutex<HashMap<FileKey, (FileStamp, Arc<LoadedComponent>)>>,
     bytes: Mutex<HashMap<(String, World, Grant), Arc<LoadedComponent>>>,
 }
+
+/// A file entry: the file, world and grant it was loaded for.
+type FileKey = (PathBuf, World, Grant);
 
 /// Enough of a file's metadata to notice that it was replaced or rewritten.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

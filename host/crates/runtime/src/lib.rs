@@ -359,13 +359,16 @@ impl Drop for Ticker {
     }
 }
 
+/// A linker serves one WIT version and one set of granted capabilities.
+type LinkerKey = (WitVersion, u8);
+
 /// The process-wide component runtime. Cheap to share behind an `Arc`; all methods take
 /// `&self`.
 pub struct Runtime {
     engine: Engine,
     config: RuntimeConfig,
     cache: CompileCache,
-    linkers: Mutex<HashMap<(WitVersion, u8), Arc<Linker<SandboxState>>>>,
+    linkers: Mutex<HashMap<LinkerKey, Arc<Linker<SandboxState>>>>,
     slots: Arc<tokio::sync::Semaphore>,
     _ticker: Ticker,
 }
