@@ -1,102 +1,80 @@
-//! Builds the guest components in `plugins/` for `wasm32-wasip2` and tells the crate where
-//! they are (`warden::guests`), following wasmtime's test-programs pattern: a nested cargo
-//! with its own target directory (so it never waits on the outer build's lock) and a clean
-//! environment, plus `rerun-if-changed` for every guest source.
-//!
-//! The example plugins' components are also copied to `plugins/<plugin>/wasm/`, where their
-//! `plugin.json` points, so the example marketplace works from a built checkout.
+//! Builds the guest components the library embeds or points to: the built-in tools (their
+//! bytes and sha256 are embedded, `warden::guests::TOOL_<NAME>_WASM` and `_SHA256`) and the
+//! example plugins, which are also copied to `plugins/<plugin>/wasm/`, where their
+//! `plugin.json` points, so the example marketplace works from a built checkout. The test
+//! guests are built by `host/crates/test-artifacts`, only for the tests that use them.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "build_guests.rs"]
+mod build_guests;
 
-/// (crate name, plugin directory if the crate is an example plugin)
-const GUESTS: &[(&str, Option<&str>)] = &[
-    ("protect_secrets", Some("protect-secrets")),
-    ("protect_secrets_std", None),
-    ("lean_alloc", None),
-    ("hostile", None),
-    ("uses_exec", None),
-    ("uses_wasi_fs", None),
-    ("uses_http", None),
-];
+use std::path::PathBuf;
 
-/// Lean (`#![no_std]`) hooks under `plugins/`, each a cargo workspace of its own.
-const LEAN_GUESTS: &[&str] = &["protect-secrets", "testing/lean-alloc"];
+use sha2::{Digest, Sha256};
 
-/// Guest crates of the built-in tools; their bytes are embedded in the host
-/// (`warden::guests::TOOL_<NAME>_WASM`).
+/// (crate name, plugin directory) of the example plugins; each is a lean (`#![no_std]`) hook
+/// in a cargo workspace of its own, so no std guest turns on `std` in the dependencies they
+/// share.
+const EXAMPLES: &[(&str, &str)] = &[("protect_secrets", "protect-secrets")];
+
+/// Packages of the built-in tools in the std guest workspace.
 const TOOLS: &[&str] = &[
-    "tool_read",
-    "tool_write",
-    "tool_edit",
-    "tool_glob",
-    "tool_grep",
-    "tool_bash",
+    "tool-read",
+    "tool-write",
+    "tool-edit",
+    "tool-glob",
+    "tool-grep",
+    "tool-bash",
 ];
 
 fn main() {
-    let manifest_dir = PathBuf::from(env("CARGO_MANIFEST_DIR"));
-    let root = manifest_dir
-        .parent()
-        .expect("host/ has a parent")
-        .to_path_buf();
+    let root = build_guests::root(1);
     let plugins = root.join("plugins");
-    let out_dir = PathBuf::from(env("OUT_DIR"));
+    let out_dir = PathBuf::from(build_guests::env("OUT_DIR"));
 
-    for dir in ["plugins", "sdk", "wit"] {
-        rerun_tree(&root.join(dir));
+    build_guests::rerun(&root.join("sdk"));
+    build_guests::rerun(&root.join("wit"));
+    build_guests::rerun(&plugins.join("Cargo.toml"));
+    build_guests::rerun(&plugins.join("Cargo.lock"));
+    build_guests::rerun(&plugins.join("tools"));
+    for (_, dir) in EXAMPLES {
+        build_guests::rerun(&plugins.join(dir));
     }
 
-    let target_dir = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(d) => PathBuf::from(d).join("guests"),
-        None => root.join("target").join("guests"),
-    };
-    ensure_wasm_target();
-    // The std guests share one workspace; each lean (`no_std`) hook is a workspace of its own,
-    // so that no std guest turns on `std` in the dependencies it shares with them.
-    build_guests(&plugins, &target_dir);
-    for lean in LEAN_GUESTS {
-        build_guests(&plugins.join(lean), &target_dir);
+    let target_dir = build_guests::target_dir(&root);
+    let release = build_guests::build(&plugins, &target_dir, TOOLS);
+    for (_, dir) in EXAMPLES {
+        build_guests::build(&plugins.join(dir), &target_dir, &[]);
     }
 
-    let release = target_dir.join("wasm32-wasip2").join("release");
     let mut generated = String::new();
-    for (krate, plugin_dir) in GUESTS {
-        let wasm = release.join(format!("{krate}.wasm"));
-        assert!(
-            wasm.exists(),
-            "guest component {} was not produced",
-            wasm.display()
-        );
+    for (krate, dir) in EXAMPLES {
+        let wasm = build_guests::component(&release, krate);
         let upper = krate.to_uppercase();
         generated.push_str(&format!(
             "/// Path of the `{krate}` component.\npub const {upper}: &str = {:?};\n",
             wasm.display().to_string()
         ));
-        if let Some(dir) = plugin_dir {
-            let dest_dir = plugins.join(dir).join("wasm");
-            std::fs::create_dir_all(&dest_dir).expect("create plugin wasm dir");
-            let dest = dest_dir.join(format!("{krate}.wasm"));
-            if std::fs::read(&dest).ok() != std::fs::read(&wasm).ok() {
-                std::fs::copy(&wasm, &dest).expect("copy component into its plugin");
-            }
-            generated.push_str(&format!(
-                "/// Bytes of the `{krate}` component.\npub const {upper}_WASM: &[u8] = include_bytes!({:?});\n",
-                wasm.display().to_string()
-            ));
+        let dest_dir = plugins.join(dir).join("wasm");
+        std::fs::create_dir_all(&dest_dir).expect("create plugin wasm dir");
+        let dest = dest_dir.join(format!("{krate}.wasm"));
+        if std::fs::read(&dest).ok() != std::fs::read(&wasm).ok() {
+            std::fs::copy(&wasm, &dest).expect("copy component into its plugin");
         }
-    }
-    for krate in TOOLS {
-        let wasm = release.join(format!("{krate}.wasm"));
-        assert!(
-            wasm.exists(),
-            "tool component {} was not produced",
-            wasm.display()
-        );
         generated.push_str(&format!(
-            "/// Bytes of the `{krate}` component.\npub const {}_WASM: &[u8] = include_bytes!({:?});\n",
-            krate.to_uppercase(),
+            "/// Bytes of the `{krate}` component.\npub const {upper}_WASM: &[u8] = include_bytes!({:?});\n",
             wasm.display().to_string()
+        ));
+    }
+    for package in TOOLS {
+        let krate = package.replace('-', "_");
+        let wasm = build_guests::component(&release, &krate);
+        let bytes = std::fs::read(&wasm).expect("read a tool component");
+        let upper = krate.to_uppercase();
+        generated.push_str(&format!(
+            "/// Bytes of the `{krate}` component.\npub const {upper}_WASM: &[u8] = include_bytes!({:?});\n\
+             /// sha256 of [`{upper}_WASM`], the digest its grant is pinned to.\npub const {upper}_SHA256: &str = {:?};\n",
+            wasm.display().to_string(),
+            hex(&Sha256::digest(&bytes)),
         ));
     }
     generated.push_str(&format!(
@@ -106,87 +84,6 @@ fn main() {
     std::fs::write(out_dir.join("guests.rs"), generated).expect("write guests.rs");
 }
 
-/// Builds every guest of the workspace in `dir` for wasm32-wasip2, into `target_dir`.
-fn build_guests(dir: &Path, target_dir: &Path) {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut cmd = Command::new(cargo);
-    cmd.current_dir(dir)
-        .args([
-            "build",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-            "--workspace",
-        ])
-        .env("CARGO_TARGET_DIR", target_dir);
-    for var in [
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS",
-        "CARGO_MAKEFLAGS",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "CARGO_BUILD_TARGET",
-        "CARGO_PRIMARY_PACKAGE",
-    ] {
-        cmd.env_remove(var);
-    }
-    let status = cmd.status().expect("run cargo for the guest components");
-    if !status.success() {
-        panic!(
-            "building the guest components in {} failed (see the cargo output above)",
-            dir.display()
-        );
-    }
-}
-
-fn env(key: &str) -> String {
-    std::env::var(key).unwrap_or_else(|_| panic!("cargo sets {key}"))
-}
-
-/// Installs the wasm32-wasip2 standard library on first use, so a fresh machine needs no
-/// setup step (rust-toolchain.toml names the target, but rustup does not add targets to a
-/// toolchain that is already installed).
-fn ensure_wasm_target() {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let sysroot = Command::new(&rustc)
-        .args(["--print", "sysroot"])
-        .output()
-        .ok()
-        .filter(|o| o.status.success());
-    let Some(sysroot) = sysroot else { return };
-    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
-    if sysroot.join("lib/rustlib/wasm32-wasip2").exists() {
-        return;
-    }
-    let mut cmd = Command::new("rustup");
-    cmd.args(["target", "add", "wasm32-wasip2"]);
-    if let Ok(tc) = std::env::var("RUSTUP_TOOLCHAIN") {
-        cmd.args(["--toolchain", &tc]);
-    }
-    match cmd.status() {
-        Ok(s) if s.success() => {}
-        _ => panic!(
-            "the wasm32-wasip2 target is missing and `rustup target add wasm32-wasip2` failed; run it by hand"
-        ),
-    }
-}
-
-fn rerun_tree(dir: &Path) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        if name == "target" || name == "wasm" || name.starts_with('.') && name != ".claude-plugin" {
-            continue;
-        }
-        if p.is_dir() {
-            rerun_tree(&p);
-        } else {
-            println!("cargo:rerun-if-changed={}", p.display());
-        }
-    }
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use warden::runtime::{
-    CallContext, FsGrant, Grant, Limits, Runtime, RuntimeConfig, ToolCallOutcome, World,
+    CallContext, DigestPin, FsGrant, Grant, Limits, Runtime, RuntimeConfig, ToolCallOutcome, World,
 };
 use warden::tools::{BuiltinTool, ToolOptions, ToolRunner, load_permissions};
 use warden_permissions::Verdict;
@@ -281,7 +281,13 @@ fn writing_needs_a_write_grant_and_obeys_read_denies() {
         ..Grant::default()
     };
     let write = rt
-        .load("Write", BuiltinTool::Write.wasm(), World::Tool, &grant)
+        .load(
+            "Write",
+            BuiltinTool::Write.wasm(),
+            World::Tool,
+            &grant,
+            DigestPin::Sha256(BuiltinTool::Write.sha256()),
+        )
         .expect("load Write");
     let input = json!({"file_path": "new.txt", "content": "data"}).to_string();
     let call = block_on(rt.call_tool(
@@ -394,9 +400,15 @@ fn fetch(grant_net: &[&str], url: &str) -> ToolCallOutcome {
         net: grant_net.iter().map(|s| s.to_string()).collect(),
         ..Grant::default()
     };
-    let wasm = std::fs::read(warden::guests::USES_HTTP).expect("uses_http.wasm");
+    let wasm = std::fs::read(warden_test_artifacts::USES_HTTP).expect("uses_http.wasm");
     let c = rt
-        .load("uses_http", &wasm, World::Tool, &grant)
+        .load(
+            "uses_http",
+            &wasm,
+            World::Tool,
+            &grant,
+            DigestPin::Unchecked,
+        )
         .expect("load");
     let input = json!({ "url": url }).to_string();
     block_on(rt.call_tool(

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use warden::hook_result::Decision;
 use warden::runtime::{
-    CacheOutcome, CallContext, Capability, Grant, Limits, LoadedComponent, Runtime, RuntimeConfig,
-    RuntimeError, World,
+    CacheOutcome, CallContext, Capability, ComponentCache, DigestPin, Grant, Limits,
+    LoadedComponent, Runtime, RuntimeConfig, RuntimeError, WitVersion, World,
 };
 
 fn runtime() -> Runtime {
@@ -18,8 +18,13 @@ fn runtime() -> Runtime {
 }
 
 fn load(rt: &Runtime, path: &str) -> LoadedComponent {
-    rt.load_file(Path::new(path), World::Hook, &Grant::default())
-        .expect("load component")
+    rt.load_file(
+        Path::new(path),
+        World::Hook,
+        &Grant::default(),
+        DigestPin::None,
+    )
+    .expect("load component")
 }
 
 fn pre_tool_use(tool: &str, input: Value) -> String {
@@ -174,7 +179,10 @@ fn hook_wasm_cli_prints_claude_code_json() {
         json!({"session_id": "s", "transcript_path": "/t", "cwd": "/", "hook_event_name": "Stop",
         "tool_name": "Probe", "tool_input": {"attack": "block"}})
         .to_string();
-    let out = run_cli(&["hook-wasm", warden::guests::HOSTILE, "Stop"], &stop);
+    let out = run_cli(
+        &["hook-wasm", warden_test_artifacts::HOSTILE, "Stop"],
+        &stop,
+    );
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         serde_json::from_slice::<Value>(&out.stdout).expect("json"),
@@ -213,7 +221,7 @@ fn run_cli(args: &[&str], stdin: &str) -> std::process::Output {
 #[test]
 fn infinite_loop_hits_the_deadline_within_twice_the_deadline() {
     let rt = runtime();
-    let hostile = load(&rt, warden::guests::HOSTILE);
+    let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     let deadline = Duration::from_millis(200);
     let started = Instant::now();
     let err = block_on(rt.call_hook(
@@ -252,7 +260,7 @@ fn dropping_a_runtime_does_not_wait_for_the_next_tick() {
 #[test]
 fn memory_bomb_hits_the_memory_limit() {
     let rt = runtime();
-    let hostile = load(&rt, warden::guests::HOSTILE);
+    let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     let limits = Limits {
         memory_bytes: 32 << 20,
         ..Limits::default()
@@ -279,7 +287,7 @@ fn lean_pattern(i: usize) -> u8 {
 #[test]
 fn lean_allocator_grows_in_place_copies_and_stops_at_the_limit() {
     let rt = runtime();
-    let lean = load(&rt, warden::guests::LEAN_ALLOC);
+    let lean = load(&rt, warden_test_artifacts::LEAN_ALLOC);
     assert!(
         lean.imports()
             .iter()
@@ -336,7 +344,7 @@ fn lean_allocator_grows_in_place_copies_and_stops_at_the_limit() {
 #[test]
 fn deep_recursion_is_a_reported_trap() {
     let rt = runtime();
-    let hostile = load(&rt, warden::guests::HOSTILE);
+    let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     let err = block_on(rt.call_hook(
         &hostile,
         "PreToolUse",
@@ -358,7 +366,7 @@ fn deep_recursion_is_a_reported_trap() {
 #[test]
 fn panic_is_a_trap_carrying_the_panic_message() {
     let rt = runtime();
-    let hostile = load(&rt, warden::guests::HOSTILE);
+    let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     let err = block_on(rt.call_hook(
         &hostile,
         "PreToolUse",
@@ -374,7 +382,7 @@ fn panic_is_a_trap_carrying_the_panic_message() {
 #[test]
 fn huge_stdout_is_truncated_and_flagged() {
     let rt = runtime();
-    let hostile = load(&rt, warden::guests::HOSTILE);
+    let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     let limits = Limits {
         capture_bytes: 64 << 10,
         ..Limits::default()
@@ -402,7 +410,7 @@ fn huge_stdout_is_truncated_and_flagged() {
 #[test]
 fn oversized_result_hits_the_output_limit() {
     let rt = runtime();
-    let hostile = load(&rt, warden::guests::HOSTILE);
+    let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     let err = block_on(rt.call_hook(
         &hostile,
         "PreToolUse",
@@ -423,9 +431,10 @@ fn ungranted_capability_is_refused_at_link_time() {
     let rt = runtime();
     let err = rt
         .load_file(
-            Path::new(warden::guests::USES_EXEC),
+            Path::new(warden_test_artifacts::USES_EXEC),
             World::Hook,
             &Grant::default(),
+            DigestPin::None,
         )
         .err()
         .expect("refused");
@@ -444,14 +453,23 @@ fn ungranted_capability_is_refused_at_link_time() {
         exec: vec!["git".into()],
         ..Grant::default()
     };
-    rt.load_file(Path::new(warden::guests::USES_EXEC), World::Hook, &grant)
-        .expect("links with exec granted");
+    let digest = warden::runtime::sha256_hex(
+        &std::fs::read(warden_test_artifacts::USES_EXEC).expect("read uses_exec"),
+    );
+    rt.load_file(
+        Path::new(warden_test_artifacts::USES_EXEC),
+        World::Hook,
+        &grant,
+        DigestPin::Sha256(&digest),
+    )
+    .expect("links with exec granted");
 
     let err = rt
         .load_file(
-            Path::new(warden::guests::USES_WASI_FS),
+            Path::new(warden_test_artifacts::USES_WASI_FS),
             World::Hook,
             &Grant::default(),
+            DigestPin::None,
         )
         .err()
         .expect("refused");
@@ -461,14 +479,14 @@ fn ungranted_capability_is_refused_at_link_time() {
     );
     assert!(err.to_string().contains("warden:plugin/fs"), "{err}");
 
-    let hostile = load(&rt, warden::guests::HOSTILE);
+    let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     assert_still_serves(&rt, &hostile);
 }
 
 #[test]
 fn every_call_gets_a_fresh_sandbox_with_nothing_in_it() {
     let rt = runtime();
-    let hostile = load(&rt, warden::guests::HOSTILE);
+    let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     for _ in 0..3 {
         let call = block_on(rt.call_hook(
             &hostile,
@@ -505,6 +523,7 @@ fn wrong_world_is_refused() {
             Path::new(warden::guests::PROTECT_SECRETS),
             World::Tool,
             &Grant::default(),
+            DigestPin::None,
         )
         .err()
         .expect("refused");
@@ -513,7 +532,13 @@ fn wrong_world_is_refused() {
         "{err}"
     );
     let err = rt
-        .load("junk", b"\0asm not really", World::Hook, &Grant::default())
+        .load(
+            "junk",
+            b"\0asm not really",
+            World::Hook,
+            &Grant::default(),
+            DigestPin::None,
+        )
         .err()
         .expect("refused");
     assert!(matches!(err, RuntimeError::Compile { .. }), "{err}");
@@ -530,17 +555,29 @@ fn compile_cache_is_reused_and_never_trusted_blindly() {
 
     let rt = Runtime::new(config()).expect("runtime");
     assert_eq!(
-        rt.load("guard", &wasm, World::Hook, &Grant::default())
-            .expect("load")
-            .cache_outcome(),
+        rt.load(
+            "guard",
+            &wasm,
+            World::Hook,
+            &Grant::default(),
+            DigestPin::None
+        )
+        .expect("load")
+        .cache_outcome(),
         CacheOutcome::Compiled
     );
     drop(rt);
     let rt = Runtime::new(config()).expect("runtime");
     assert_eq!(
-        rt.load("guard", &wasm, World::Hook, &Grant::default())
-            .expect("load")
-            .cache_outcome(),
+        rt.load(
+            "guard",
+            &wasm,
+            World::Hook,
+            &Grant::default(),
+            DigestPin::None
+        )
+        .expect("load")
+        .cache_outcome(),
         CacheOutcome::Hit
     );
 
@@ -557,7 +594,13 @@ fn compile_cache_is_reused_and_never_trusted_blindly() {
     bytes[mid] ^= 0xff;
     std::fs::write(&artifact, &bytes).expect("write");
     let loaded = rt
-        .load("guard", &wasm, World::Hook, &Grant::default())
+        .load(
+            "guard",
+            &wasm,
+            World::Hook,
+            &Grant::default(),
+            DigestPin::None,
+        )
         .expect("recompiled");
     assert_eq!(loaded.cache_outcome(), CacheOutcome::Replaced);
     let call = block_on(rt.call_hook(
@@ -575,15 +618,27 @@ fn compile_cache_is_reused_and_never_trusted_blindly() {
     let sidecar = artifact.with_extension("sha256");
     std::fs::write(&sidecar, warden::runtime::sha256_hex(b"not native code")).expect("write");
     assert_eq!(
-        rt.load("guard", &wasm, World::Hook, &Grant::default())
-            .expect("load")
-            .cache_outcome(),
+        rt.load(
+            "guard",
+            &wasm,
+            World::Hook,
+            &Grant::default(),
+            DigestPin::None
+        )
+        .expect("load")
+        .cache_outcome(),
         CacheOutcome::Replaced
     );
     assert_eq!(
-        rt.load("guard", &wasm, World::Hook, &Grant::default())
-            .expect("load")
-            .cache_outcome(),
+        rt.load(
+            "guard",
+            &wasm,
+            World::Hook,
+            &Grant::default(),
+            DigestPin::None
+        )
+        .expect("load")
+        .cache_outcome(),
         CacheOutcome::Hit
     );
 }
@@ -606,4 +661,307 @@ fn demo_runs() {
         .find(|l| l.trim_start().starts_with("Read(link)"))
         .expect("Read(link) row");
     assert!(link_row.contains("DENIED"), "{link_row}");
+}
+
+/// The bytes of `wasm` with one more custom section: a different file (and digest) that does
+/// exactly the same.
+fn tampered(wasm: &[u8]) -> Vec<u8> {
+    let name = b"tampered";
+    let mut out = wasm.to_vec();
+    out.push(0);
+    out.push((1 + name.len() + 1) as u8);
+    out.push(name.len() as u8);
+    out.extend_from_slice(name);
+    out.push(1);
+    out
+}
+
+fn exec_grant() -> Grant {
+    Grant {
+        exec: vec!["git".into()],
+        ..Grant::default()
+    }
+}
+
+#[test]
+fn a_granted_component_whose_file_changed_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = tempfile::tempdir().expect("cache");
+    // Through the compile cache, so the digest checked is the one the cache records.
+    let rt = Runtime::new(RuntimeConfig {
+        cache_dir: Some(cache.path().to_path_buf()),
+        pooling: false,
+        ..RuntimeConfig::default()
+    })
+    .expect("runtime");
+    let file = dir.path().join("uses_exec.wasm");
+    let original = std::fs::read(warden_test_artifacts::USES_EXEC).expect("read");
+    std::fs::write(&file, &original).expect("write");
+    let approved = warden::runtime::sha256_hex(&original);
+
+    // Unchanged: loads, twice (the second time from the cache's record).
+    for _ in 0..2 {
+        let c = rt
+            .load_file(
+                &file,
+                World::Hook,
+                &exec_grant(),
+                DigestPin::Sha256(&approved),
+            )
+            .expect("unchanged file loads");
+        assert_eq!(c.digest(), approved);
+    }
+
+    std::fs::write(&file, tampered(&original)).expect("tamper");
+    let err = rt
+        .load_file(
+            &file,
+            World::Hook,
+            &exec_grant(),
+            DigestPin::Sha256(&approved),
+        )
+        .err()
+        .expect("tampered file refused");
+    match &err {
+        RuntimeError::DigestMismatch {
+            component,
+            expected,
+            actual,
+        } => {
+            assert_eq!(component, "uses_exec.wasm");
+            assert_eq!(expected, &approved);
+            assert_eq!(actual, &warden::runtime::sha256_hex(&tampered(&original)));
+        }
+        other => panic!("wrong error: {other}"),
+    }
+    assert_eq!(err.kind(), "digest-mismatch");
+    let msg = err.to_string();
+    for needle in [
+        "changed since its capabilities were granted",
+        "warden plugin verify",
+        "warden plugin install",
+    ] {
+        assert!(msg.contains(needle), "{needle:?} missing from: {msg}");
+    }
+
+    // No digest at all: a granted component fails closed; the caller must opt in.
+    let err = rt
+        .load_file(&file, World::Hook, &exec_grant(), DigestPin::None)
+        .err()
+        .expect("unpinned grant refused");
+    assert!(matches!(err, RuntimeError::Unpinned { .. }), "{err}");
+    assert!(err.to_string().contains("exec"), "{err}");
+    rt.load_file(&file, World::Hook, &exec_grant(), DigestPin::Unchecked)
+        .expect("explicit opt-in loads");
+}
+
+#[test]
+fn an_ungranted_component_with_changed_bytes_still_loads() {
+    let rt = runtime();
+    let original = std::fs::read(warden::guests::PROTECT_SECRETS).expect("read");
+    let approved = warden::runtime::sha256_hex(&original);
+    let guard = rt
+        .load(
+            "guard",
+            &tampered(&original),
+            World::Hook,
+            &Grant::default(),
+            DigestPin::Sha256(&approved),
+        )
+        .expect("nothing granted, nothing to pin");
+    let call = block_on(rt.call_hook(
+        &guard,
+        "PreToolUse",
+        &pre_tool_use("Read", json!({"file_path": "/home/dev/project/.env"})),
+        &Limits::default(),
+        ctx(),
+    ))
+    .expect("call");
+    assert_eq!(call.result.decision, Decision::Deny);
+}
+
+#[test]
+fn the_component_cache_loads_once_and_notices_a_changed_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = ComponentCache::new(
+        Runtime::shared(RuntimeConfig {
+            pooling: false,
+            ..RuntimeConfig::default()
+        })
+        .expect("runtime"),
+    );
+    let file = dir.path().join("uses_exec.wasm");
+    let original = std::fs::read(warden_test_artifacts::USES_EXEC).expect("read");
+    std::fs::write(&file, &original).expect("write");
+    let approved = warden::runtime::sha256_hex(&original);
+    let pin = DigestPin::Sha256(&approved);
+
+    let a = cache
+        .file(&file, World::Hook, &exec_grant(), pin)
+        .expect("load");
+    let b = cache
+        .file(&file, World::Hook, &exec_grant(), pin)
+        .expect("load");
+    assert!(std::sync::Arc::ptr_eq(&a, &b), "loaded twice");
+    // Another grant is another entry.
+    let other = Grant {
+        exec: vec!["git".into(), "ls".into()],
+        ..Grant::default()
+    };
+    let c = cache.file(&file, World::Hook, &other, pin).expect("load");
+    assert!(!std::sync::Arc::ptr_eq(&a, &c));
+    assert_eq!(cache.len(), 2);
+    // A pin that is not the loaded file's digest is refused even on a hit.
+    let wrong = "0".repeat(64);
+    let err = cache
+        .file(&file, World::Hook, &exec_grant(), DigestPin::Sha256(&wrong))
+        .err()
+        .expect("refused");
+    assert!(matches!(err, RuntimeError::DigestMismatch { .. }), "{err}");
+
+    // The file is replaced behind the cache's back: the next lookup re-reads and refuses it.
+    std::fs::write(&file, tampered(&original)).expect("tamper");
+    let err = cache
+        .file(&file, World::Hook, &exec_grant(), pin)
+        .err()
+        .expect("tampered file refused");
+    assert!(matches!(err, RuntimeError::DigestMismatch { .. }), "{err}");
+
+    // Bytes: one load per digest, world and grant.
+    let wasm = std::fs::read(warden::guests::PROTECT_SECRETS).expect("read");
+    let x = cache
+        .bytes(
+            "guard",
+            &wasm,
+            World::Hook,
+            &Grant::default(),
+            DigestPin::None,
+        )
+        .expect("load");
+    let y = cache
+        .bytes(
+            "guard",
+            &wasm,
+            World::Hook,
+            &Grant::default(),
+            DigestPin::None,
+        )
+        .expect("load");
+    assert!(std::sync::Arc::ptr_eq(&x, &y));
+}
+
+#[test]
+fn runtimes_are_shared_per_config() {
+    let config = RuntimeConfig {
+        pooling: false,
+        max_instances: 3,
+        ..RuntimeConfig::default()
+    };
+    let a = Runtime::shared(config.clone()).expect("runtime");
+    let b = Runtime::shared(config.clone()).expect("runtime");
+    assert!(std::sync::Arc::ptr_eq(&a, &b));
+    let c = Runtime::shared(RuntimeConfig {
+        max_instances: 4,
+        ..config
+    })
+    .expect("runtime");
+    assert!(!std::sync::Arc::ptr_eq(&a, &c));
+}
+
+/// A hook built once with the 0.1 SDK and checked in (see `tests/fixtures/components/README.md`):
+/// whatever the current SDK and WIT become, guests built against 0.1 must keep running.
+const HOOK_V0_1: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fixtures/components/protect-secrets-v0.1.wasm"
+);
+
+#[test]
+fn a_component_built_with_the_0_1_sdk_still_runs() {
+    let rt = runtime();
+    let guard = load(&rt, HOOK_V0_1);
+    assert_eq!(guard.version(), WitVersion::V0_1);
+    let run = |input: String| {
+        block_on(rt.call_hook(&guard, "PreToolUse", &input, &Limits::default(), ctx()))
+            .expect("call")
+            .result
+    };
+    let denied = run(pre_tool_use(
+        "Read",
+        json!({"file_path": "/home/dev/project/.env"}),
+    ));
+    assert_eq!(denied.decision, Decision::Deny);
+    let allowed = run(pre_tool_use(
+        "Read",
+        json!({"file_path": "/home/dev/project/src/main.rs"}),
+    ));
+    assert_ne!(allowed.decision, Decision::Deny);
+}
+
+/// The component with every `@0.1.0` in it (its `warden:plugin` imports) renamed to
+/// `@{version}`: the same length, so the binary stays valid and only claims another version.
+fn claiming(version: &str) -> Vec<u8> {
+    assert_eq!(version.len(), "0.1.0".len());
+    let wasm = std::fs::read(HOOK_V0_1).expect("read");
+    let (from, to) = (b"@0.1.0".as_slice(), format!("@{version}"));
+    let mut out = Vec::with_capacity(wasm.len());
+    let mut i = 0;
+    let mut replaced = 0;
+    while i < wasm.len() {
+        if wasm[i..].starts_with(from) {
+            out.extend_from_slice(to.as_bytes());
+            i += from.len();
+            replaced += 1;
+        } else {
+            out.push(wasm[i]);
+            i += 1;
+        }
+    }
+    assert!(replaced > 0, "the fixture names no @0.1.0 interface");
+    out
+}
+
+#[test]
+fn a_component_built_against_an_unknown_wit_version_is_refused_by_name() {
+    let rt = runtime();
+    for version in ["0.2.0", "9.0.0"] {
+        let err = rt
+            .load(
+                "future-hook",
+                &claiming(version),
+                World::Hook,
+                &Grant::default(),
+                DigestPin::None,
+            )
+            .err()
+            .expect("refused");
+        match &err {
+            RuntimeError::UnsupportedVersion {
+                component,
+                version: v,
+                supported,
+            } => {
+                assert_eq!(component, "future-hook");
+                assert_eq!(v, version);
+                assert_eq!(supported, "0.1.x");
+            }
+            other => panic!("{version}: wrong error: {other}"),
+        }
+        assert_eq!(err.kind(), "unsupported-version");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&format!("warden:plugin@{version}")) && msg.contains("0.1.x"),
+            "{msg}"
+        );
+    }
+    // A patch release of 0.1 is still 0.1.
+    let patch = rt
+        .load(
+            "patch-hook",
+            &claiming("0.1.9"),
+            World::Hook,
+            &Grant::default(),
+            DigestPin::None,
+        )
+        .expect("0.1.9 is 0.1");
+    assert_eq!(patch.version(), WitVersion::V0_1);
 }

@@ -358,7 +358,7 @@ fn hooks_obey_the_users_rules_at_the_capability_boundary() {
         let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
             .args([
                 "hook-wasm",
-                warden::guests::USES_EXEC,
+                warden_test_artifacts::USES_EXEC,
                 "PreToolUse",
                 "--grant",
                 r#"{"exec":["git"]}"#,

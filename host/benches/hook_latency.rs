@@ -21,7 +21,8 @@ use criterion::Criterion;
 use serde_json::{Value, json};
 use warden::hook_result::Decision;
 use warden::runtime::{
-    CacheOutcome, CallContext, Grant, Limits, Runtime, RuntimeConfig, UnrestrictedPolicy, World,
+    CacheOutcome, CallContext, DigestPin, Grant, Limits, Runtime, RuntimeConfig,
+    UnrestrictedPolicy, World,
 };
 use warden::session::{Session, SessionOptions, WasmRunner};
 use warden_hooks::{DispatchOptions, Event, dispatch};
@@ -163,13 +164,15 @@ fn report(tmp: &Path) {
             warden::guests::PROTECT_SECRETS_WASM,
             World::Hook,
             &Grant::default(),
+            DigestPin::None,
         )
         .expect("load");
     let guard_std = runtime
         .load_file(
-            Path::new(warden::guests::PROTECT_SECRETS_STD),
+            Path::new(warden_test_artifacts::PROTECT_SECRETS_STD),
             World::Hook,
             &Grant::default(),
+            DigestPin::None,
         )
         .expect("load");
     let limits = Limits::with_deadline(Duration::from_secs(5));
@@ -238,8 +241,14 @@ fn report(tmp: &Path) {
         })
         .expect("runtime");
         for (i, w) in copies.iter().enumerate() {
-            rt.load(&format!("copy{i}"), w, World::Hook, &Grant::default())
-                .expect("compile");
+            rt.load(
+                &format!("copy{i}"),
+                w,
+                World::Hook,
+                &Grant::default(),
+                DigestPin::None,
+            )
+            .expect("compile");
         }
     }
     let mut warm = Vec::new();
@@ -252,7 +261,13 @@ fn report(tmp: &Path) {
         let started = Instant::now();
         for (i, w) in copies.iter().enumerate() {
             let c = rt
-                .load(&format!("copy{i}"), w, World::Hook, &Grant::default())
+                .load(
+                    &format!("copy{i}"),
+                    w,
+                    World::Hook,
+                    &Grant::default(),
+                    DigestPin::None,
+                )
                 .expect("load");
             assert_eq!(
                 c.cache_outcome(),
@@ -271,7 +286,12 @@ fn report(tmp: &Path) {
     let wasm_plugin = tmp.join("wasm10");
     write_plugin(&wasm_plugin, warden::guests::PROTECT_SECRETS, 10, 0);
     let std_plugin = tmp.join("std10");
-    write_plugin(&std_plugin, warden::guests::PROTECT_SECRETS_STD, 10, 0);
+    write_plugin(
+        &std_plugin,
+        warden_test_artifacts::PROTECT_SECRETS_STD,
+        10,
+        0,
+    );
     let cmd_plugin = tmp.join("cmd10");
     write_plugin(&cmd_plugin, warden::guests::PROTECT_SECRETS, 0, 10);
     let home = warden_config::Home::new(tmp.join("home"));
@@ -370,6 +390,7 @@ fn criterion_benches(c: &mut Criterion) {
             warden::guests::PROTECT_SECRETS_WASM,
             World::Hook,
             &Grant::default(),
+            DigestPin::None,
         )
         .expect("load");
     let input = event().to_string();

@@ -1,21 +1,29 @@
 //! Warden: a runtime that hosts agent plugins as sandboxed WebAssembly components.
 //!
-//! - [`runtime`]: the wasmtime engine, compile cache and per-call sandboxes.
+//! - [`runtime`]: the wasmtime engine, compile cache and per-call sandboxes (the
+//!   `warden-runtime` crate).
 //! - [`capability`]: the host side of the WIT capability interfaces (`fs`, `exec`, `http`,
 //!   `env`, `log`), each checked against the plugin's grant and the user's rules.
 //! - [`tools`]: the built-in tools (Read, Write, Edit, Glob, Grep, Bash) as components.
-//! - [`hook_result`]: a hook's typed answer and its Claude Code JSON form.
+//! - [`hook_result`]: a hook's typed answer (the runtime's) and its Claude Code JSON form
+//!   (`warden-hooks`).
 //! - [`instructions`]: a session's memory, rules, skills and agents, permission-checked skill
 //!   command injection and the `InstructionsLoaded` hook.
 //!
 //! See `ARCHITECTURE.md` for how a hook call travels through these modules.
 
-pub mod capability;
-pub mod hook_result;
 pub mod instructions;
-pub mod runtime;
 pub mod session;
 pub mod tools;
+
+pub use warden_runtime as runtime;
+pub use warden_runtime::capability;
+
+/// A hook's typed answer and its Claude Code JSON form.
+pub mod hook_result {
+    pub use warden_hooks::{CcOutput, TypedHookResult};
+    pub use warden_runtime::{Decision, HookResult};
+}
 
 /// Paths of the guest components built with this crate (examples and test guests).
 #[doc(hidden)]

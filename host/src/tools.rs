@@ -7,9 +7,8 @@
 //! on the text of its input. Deciding whether the call itself may run (the text-level
 //! [`Permissions::decide`]) is the caller's business, before it calls [`ToolRunner::run`].
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use warden_config::{Home, LoadOptions, Settings};
@@ -17,8 +16,8 @@ use warden_permissions::{Options as PermissionOptions, Permissions, PermissionsE
 
 use crate::capability::{AskAt, PermissionPolicy};
 use crate::runtime::{
-    CallContext, FsGrant, Grant, Limits, LoadedComponent, Runtime, RuntimeConfig, RuntimeError,
-    ToolCall, World,
+    CallContext, ComponentCache, DigestPin, FsGrant, Grant, Limits, LoadedComponent, Runtime,
+    RuntimeConfig, RuntimeError, ToolCall, World,
 };
 
 /// One of the built-in tools.
@@ -87,6 +86,20 @@ impl BuiltinTool {
             BuiltinTool::Glob => TOOL_GLOB_WASM,
             BuiltinTool::Grep => TOOL_GREP_WASM,
             BuiltinTool::Bash => TOOL_BASH_WASM,
+        }
+    }
+
+    /// sha256 of [`wasm`](Self::wasm), computed when the host was built: the digest the
+    /// tool's grant is pinned to.
+    pub fn sha256(self) -> &'static str {
+        use crate::guests::*;
+        match self {
+            BuiltinTool::Read => TOOL_READ_SHA256,
+            BuiltinTool::Write => TOOL_WRITE_SHA256,
+            BuiltinTool::Edit => TOOL_EDIT_SHA256,
+            BuiltinTool::Glob => TOOL_GLOB_SHA256,
+            BuiltinTool::Grep => TOOL_GREP_SHA256,
+            BuiltinTool::Bash => TOOL_BASH_SHA256,
         }
     }
 
@@ -209,10 +222,9 @@ pub fn load_permissions(cwd: &Path, opts: &ToolOptions) -> Result<Permissions, T
     Ok(perms)
 }
 
-/// Runs built-in tools; keeps one runtime and the components it loaded, per grant.
+/// Runs built-in tools, loading each through a [`ComponentCache`] (once per grant).
 pub struct ToolRunner {
-    runtime: Runtime,
-    loaded: Mutex<HashMap<(BuiltinTool, Grant), Arc<LoadedComponent>>>,
+    components: Arc<ComponentCache>,
 }
 
 /// A finished tool call, with the settings warnings the rules produced.
@@ -225,12 +237,17 @@ pub struct ToolRun {
 }
 
 impl ToolRunner {
-    /// A runner with its own runtime.
+    /// A runner on the process's runtime for `config`, with its own component cache.
     pub fn new(config: RuntimeConfig) -> Result<Self, ToolsError> {
-        Ok(ToolRunner {
-            runtime: Runtime::new(config)?,
-            loaded: Mutex::new(HashMap::new()),
-        })
+        let runtime = Runtime::shared(config)?;
+        Ok(Self::with_components(Arc::new(ComponentCache::new(
+            runtime,
+        ))))
+    }
+
+    /// A runner sharing `components` (and their runtime) with the rest of the process.
+    pub fn with_components(components: Arc<ComponentCache>) -> Self {
+        ToolRunner { components }
     }
 
     fn component(
@@ -238,24 +255,10 @@ impl ToolRunner {
         tool: BuiltinTool,
         grant: &Grant,
     ) -> Result<Arc<LoadedComponent>, ToolsError> {
-        let key = (tool, grant.clone());
-        if let Some(c) = self
-            .loaded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(&key)
-        {
-            return Ok(c.clone());
-        }
-        let c = Arc::new(
-            self.runtime
-                .load(tool.name(), tool.wasm(), World::Tool, grant)?,
-        );
-        self.loaded
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(key, c.clone());
-        Ok(c)
+        let pin = DigestPin::Sha256(tool.sha256());
+        Ok(self
+            .components
+            .bytes(tool.name(), tool.wasm(), World::Tool, grant, pin)?)
     }
 
     /// Runs the tool `name` on `input_json` in `cwd`, under the rules of the settings `opts`
@@ -283,7 +286,8 @@ impl ToolRunner {
         };
         let limits = Limits::with_deadline(opts.deadline);
         let call = self
-            .runtime
+            .components
+            .runtime()
             .call_tool(&component, input_json, &limits, ctx)
             .await?;
         Ok(ToolRun { call, warnings })

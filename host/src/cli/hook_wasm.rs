@@ -6,7 +6,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context;
-use warden::runtime::{CallContext, Grant, Limits, World};
+use warden::hook_result::TypedHookResult;
+use warden::runtime::{CallContext, DigestPin, Grant, Limits, World};
 use warden::session::{Session, SessionOptions};
 use warden_hooks::Event;
 
@@ -60,7 +61,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // first, then that session's rules.
     let session = Session::load(&SessionOptions::new(&cwd, warden_config::Home::from_env()?));
     let runtime = session.runtime()?;
-    let component = runtime.load_file(&args.component, World::Hook, &grant)?;
+    // The grant is given on this command line for this very file: nothing to pin it to.
+    let component =
+        runtime.load_file(&args.component, World::Hook, &grant, DigestPin::Unchecked)?;
     let ctx = CallContext::with_policy(cwd, &grant, session.guest_policy(false)?);
     let call =
         super::block_on(runtime.call_hook(&component, event.as_str(), &input, &limits, ctx))??;

@@ -572,7 +572,7 @@ fn print_installed(json: bool, r: &warden_plugins::InstallReport) {
 /// interpreter-based guests). A component that fails to compile is reported; the install
 /// stands, and the component will be refused with the same error when it is used.
 fn precompile(json: bool, r: &warden_plugins::InstallReport) {
-    use warden::runtime::{Grant, RuntimeError, World};
+    use warden::runtime::{DigestPin, Grant, Runtime, RuntimeError, World};
     let Ok(plugin) = warden_plugins::load_plugin(&r.install_path) else {
         return;
     };
@@ -586,7 +586,7 @@ fn precompile(json: bool, r: &warden_plugins::InstallReport) {
         return;
     };
     let config = warden::session::SessionOptions::new(&r.install_path, home).runtime;
-    let Ok(runtime) = warden::session::shared_runtime(&config) else {
+    let Ok(runtime) = Runtime::shared(config) else {
         return;
     };
     let quiet = json || !std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -602,7 +602,7 @@ fn precompile(json: bool, r: &warden_plugins::InstallReport) {
             warden_plugins::World::Tool => World::Tool,
         };
         // Only compilation matters here; the grant is checked when the component is used.
-        match runtime.load_file(&component.path, world, &Grant::default()) {
+        match runtime.load_file(&component.path, world, &Grant::default(), DigestPin::None) {
             Err(e @ (RuntimeError::Compile { .. } | RuntimeError::Read { .. })) if !json => {
                 eprintln!("warning: component `{name}` of {}: {e}", r.plugin_id)
             }

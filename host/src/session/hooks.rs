@@ -10,7 +10,9 @@ use serde_json::Value;
 use warden_hooks::{RawOutcome, WasmHookCall, WasmHookRunner};
 
 use super::Session;
-use crate::runtime::{CallContext, Grant, Limits, LoadedComponent, Policy, Runtime, World};
+use warden_hooks::TypedHookResult;
+
+use crate::runtime::{CallContext, DigestPin, Grant, Limits, LoadedComponent, Policy, World};
 
 /// Runs WASM hook handlers. The runtime is created on first use, so a process whose event
 /// matches no WASM hook never pays for an engine.
@@ -60,7 +62,6 @@ impl WasmRunner {
     /// The component for `slot` at `path`, loading it on first use (or when the file changed).
     fn slot_component(
         &self,
-        rt: &Runtime,
         slot: &ComponentSlot,
         path: &Path,
     ) -> Result<Arc<LoadedComponent>, String> {
@@ -69,13 +70,16 @@ impl WasmRunner {
         {
             return Ok(c.clone());
         }
-        let c = self.session.components().file(
-            rt,
-            path,
-            World::Hook,
-            &slot.grant,
-            slot.approved_digest.as_deref(),
-        )?;
+        let pin = match &slot.approved_digest {
+            Some(d) => DigestPin::Sha256(d),
+            None => DigestPin::None,
+        };
+        let c = self
+            .session
+            .components()
+            .map_err(|e| e.to_string())?
+            .file(path, World::Hook, &slot.grant, pin)
+            .map_err(|e| e.to_string())?;
         *slot.loaded.lock().unwrap_or_else(|p| p.into_inner()) =
             Some((path.to_path_buf(), c.clone()));
         Ok(c)
@@ -89,26 +93,24 @@ impl WasmHookRunner for WasmRunner {
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = RawOutcome> + Send + 'a>> {
         Box::pin(async move {
             let failed = RawOutcome::error;
-            let rt = match self.session.runtime() {
-                Ok(rt) => rt,
+            let components = match self.session.components() {
+                Ok(c) => c,
                 Err(e) => return failed(e.to_string()),
             };
+            let rt = components.runtime();
             let slot = self
                 .slots
                 .get(call.plugin_id)
                 .and_then(|c| c.get(call.component_name));
             let no_grant = Grant::default();
             let (grant, component) = match slot {
-                Some(slot) => (&slot.grant, self.slot_component(&rt, slot, call.component)),
+                Some(slot) => (&slot.grant, self.slot_component(slot, call.component)),
+                // A component no plugin declares gets nothing, so there is nothing to pin.
                 None => (
                     &no_grant,
-                    self.session.components().file(
-                        &rt,
-                        call.component,
-                        World::Hook,
-                        &no_grant,
-                        None,
-                    ),
+                    components
+                        .file(call.component, World::Hook, &no_grant, DigestPin::None)
+                        .map_err(|e| e.to_string()),
                 ),
             };
             let component = match component {

@@ -21,13 +21,12 @@
 //! call does within its grant was approved); a deny rule stops every access. See
 //! [`Session::guest_policy`].
 
-mod components;
 mod hooks;
 pub mod pipeline;
 mod registry;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 use warden_config::{Home, LoadOptions, Settings};
@@ -36,9 +35,8 @@ use warden_permissions::{Mode, Permissions, PermissionsError};
 use warden_plugins::{LoadedPlugin, PluginManager};
 
 use crate::capability::{AskAt, PermissionPolicy};
-use crate::runtime::{FsGrant, Grant, Policy, Runtime, RuntimeConfig, RuntimeError};
+use crate::runtime::{ComponentCache, FsGrant, Grant, Policy, Runtime, RuntimeConfig, RuntimeError};
 
-pub use components::Components;
 pub use hooks::WasmRunner;
 pub use pipeline::{
     AskAnswer, AskRequest, Asker, DenyAsker, Step, ToolOutcome, ToolStatus, TraceStep,
@@ -164,8 +162,7 @@ pub struct Session {
     opts: SessionOptions,
     permissions: Result<Arc<Permissions>, String>,
     hook_config: OnceLock<HookConfig>,
-    runtime: OnceLock<Result<Arc<Runtime>, String>>,
-    components: Components,
+    components: OnceLock<Result<Arc<ComponentCache>, String>>,
     registry: OnceLock<ToolRegistry>,
 }
 
@@ -205,8 +202,7 @@ impl Session {
             opts: opts.clone(),
             permissions,
             hook_config: OnceLock::new(),
-            runtime: OnceLock::new(),
-            components: Components::default(),
+            components: OnceLock::new(),
             registry: OnceLock::new(),
         }
     }
@@ -269,21 +265,24 @@ impl Session {
         })
     }
 
-    /// The process's runtime for this session's engine settings, created on first use so a
-    /// command that runs no component never pays for an engine.
-    pub fn runtime(&self) -> Result<Arc<Runtime>, SessionError> {
-        match self
-            .runtime
-            .get_or_init(|| shared_runtime(&self.opts.runtime).map_err(|e| e.to_string()))
-        {
-            Ok(rt) => Ok(rt.clone()),
+    /// The components this session runs (hooks and tools share them), in the process's
+    /// runtime for the session's engine settings, created on first use so a command that
+    /// runs no component never pays for an engine.
+    pub fn components(&self) -> Result<&Arc<ComponentCache>, SessionError> {
+        match self.components.get_or_init(|| {
+            Runtime::shared(self.opts.runtime.clone())
+                .map(|rt| Arc::new(ComponentCache::new(rt)))
+                .map_err(|e| e.to_string())
+        }) {
+            Ok(c) => Ok(c),
             Err(e) => Err(SessionError::Runtime(RuntimeError::Engine(e.clone()))),
         }
     }
 
-    /// Components loaded by this session (hooks and tools share it).
-    pub fn components(&self) -> &Components {
-        &self.components
+    /// The process's runtime for this session's engine settings (see
+    /// [`Session::components`]).
+    pub fn runtime(&self) -> Result<Arc<Runtime>, SessionError> {
+        Ok(self.components()?.runtime().clone())
     }
 
     /// Dispatch options for this session's hooks: hook processes start in the session's
@@ -398,32 +397,6 @@ fn load_plugins(opts: &SessionOptions, warnings: &mut Vec<String>) -> Vec<Sessio
 fn read_manifest(root: &Path) -> Option<Value> {
     let text = std::fs::read_to_string(root.join(".claude-plugin").join("plugin.json")).ok()?;
     serde_json::from_str(&text).ok()
-}
-
-/// One runtime per process and engine settings: sessions (and the demo's several sessions)
-/// asking for the same settings share one engine, one epoch ticker and one compile cache.
-pub fn shared_runtime(config: &RuntimeConfig) -> Result<Arc<Runtime>, RuntimeError> {
-    type Key = (Option<PathBuf>, bool, u32, usize, std::time::Duration);
-    static RUNTIMES: Mutex<Vec<(Key, Weak<Runtime>)>> = Mutex::new(Vec::new());
-    let key: Key = (
-        config.cache_dir.clone(),
-        config.pooling,
-        config.max_instances,
-        config.max_memory_bytes,
-        config.tick,
-    );
-    let mut all = RUNTIMES.lock().unwrap_or_else(|p| p.into_inner());
-    all.retain(|(_, w)| w.strong_count() > 0);
-    if let Some(rt) = all
-        .iter()
-        .find(|(k, _)| *k == key)
-        .and_then(|(_, w)| w.upgrade())
-    {
-        return Ok(rt);
-    }
-    let rt = Arc::new(Runtime::new(config.clone())?);
-    all.push((key, Arc::downgrade(&rt)));
-    Ok(rt)
 }
 
 /// Converts a plugin grant to the runtime's form, expanding the path variables.

@@ -441,7 +441,7 @@ impl Session {
         };
         let t = Instant::now();
         let rt = self.runtime()?;
-        let run = match tool.component(self, &rt) {
+        let run = match tool.component(self) {
             Ok(c) => {
                 // The call was allowed (by the rules, a hook or the user): what it does within
                 // its grant is approved, and only deny rules stop its accesses.

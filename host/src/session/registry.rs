@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::Session;
-use crate::runtime::{CallContext, Grant, Limits, LoadedComponent, Runtime, World};
+use crate::runtime::{CallContext, DigestPin, Grant, Limits, LoadedComponent, World};
 use crate::tools::BuiltinTool;
 
 /// Where a tool comes from.
@@ -82,25 +82,25 @@ const DESCRIBE_DEADLINE: Duration = Duration::from_secs(5);
 
 impl RegisteredTool {
     /// The component, loaded (and pinned to its approved digest, for a plugin's) on first use.
-    pub(crate) fn component(
-        &self,
-        session: &Session,
-        rt: &Runtime,
-    ) -> Result<Arc<LoadedComponent>, String> {
+    pub(crate) fn component(&self, session: &Session) -> Result<Arc<LoadedComponent>, String> {
+        let components = session.components().map_err(|e| e.to_string())?;
         match &self.source {
-            ToolSource::Builtin(t) => {
-                session
-                    .components()
-                    .embedded(rt, t.name(), t.wasm(), World::Tool, &self.grant)
-            }
-            ToolSource::Plugin { path, .. } => session.components().file(
-                rt,
-                path,
+            ToolSource::Builtin(t) => components.bytes(
+                t.name(),
+                t.wasm(),
                 World::Tool,
                 &self.grant,
-                self.approved_digest.as_deref(),
+                DigestPin::Sha256(t.sha256()),
             ),
+            ToolSource::Plugin { path, .. } => {
+                let pin = match &self.approved_digest {
+                    Some(d) => DigestPin::Sha256(d),
+                    None => DigestPin::None,
+                };
+                components.file(path, World::Tool, &self.grant, pin)
+            }
         }
+        .map_err(|e| e.to_string())
     }
 
     /// The deadline of one call.
@@ -119,7 +119,7 @@ impl RegisteredTool {
         }
         let described = async {
             let rt = session.runtime().map_err(|e| e.to_string())?;
-            let c = self.component(session, &rt)?;
+            let c = self.component(session)?;
             let ctx = CallContext::with_policy(
                 &session.cwd,
                 &self.grant,

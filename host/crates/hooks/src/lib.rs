@@ -56,6 +56,7 @@ mod input;
 mod matcher;
 mod merge;
 mod output;
+mod typed_result;
 
 pub use config::{
     ConfigWarning, HookConfig, HookConfigBuilder, HookSource, ParseOptions, ParsedGroup,
@@ -86,3 +87,4 @@ pub use merge::{
 pub use output::{
     Classified, MAX_OUTPUT_CHARS, Outcome, PREVIEW_CHARS, cap_text, classify_raw, validate_output,
 };
+pub use typed_result::{CcOutput, TypedHookResult};

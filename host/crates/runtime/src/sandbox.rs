@@ -10,8 +10,8 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::limits::CallLimiter;
-use super::{Grant, Limits, LoadedComponent, RuntimeConfig, RuntimeError, latest};
-use crate::hook_result::{Decision, HookResult};
+use super::{Grant, Limits, LoadedComponent, RuntimeConfig, RuntimeError};
+use crate::hook_result::HookResult;
 
 /// The checks a capability makes before touching the real world, beyond the grant itself.
 /// The permission engine implements this so a guest's accesses obey the user's rules; the
@@ -314,26 +314,5 @@ pub(crate) fn finish<T>(
                 }),
             }
         }
-    }
-}
-
-pub(crate) fn hook_result_from_wit(r: latest::types::HookResult) -> HookResult {
-    use latest::types::Decision as D;
-    HookResult {
-        decision: match r.decision {
-            D::None => Decision::None,
-            D::Allow => Decision::Allow,
-            D::Deny => Decision::Deny,
-            D::Ask => Decision::Ask,
-            D::Defer => Decision::Defer,
-            D::Block => Decision::Block,
-        },
-        reason: r.reason,
-        additional_context: r.additional_context,
-        updated_input: r.updated_input,
-        system_message: r.system_message,
-        continue_: r.continue_,
-        stop_reason: r.stop_reason,
-        suppress_output: r.suppress_output,
     }
 }

@@ -22,9 +22,33 @@ use std::time::Duration;
 use cap_std::ambient_authority;
 use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
 
-use crate::runtime::latest::fs::{DirEntry, ErrorCode, FsError, Host, Kind, Metadata};
-use crate::runtime::sandbox_state::SandboxState;
-use crate::runtime::{Grant, Policy};
+use wasmtime::component::HasSelf;
+
+use super::Provider;
+use crate::bindings::{WitVersion, since_v0_1};
+use crate::grant::{Capability, FsGrant};
+use crate::latest::fs::{DirEntry, ErrorCode, FsError, Host, Kind, Metadata};
+use crate::sandbox::SandboxState;
+use crate::{Grant, Policy};
+
+pub(super) const PROVIDER: Provider = Provider {
+    capability: Some(Capability::Fs),
+    interface: "warden:plugin/fs",
+    link: |l, v| match v {
+        WitVersion::V0_1 => {
+            since_v0_1::fs::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)
+        }
+    },
+};
+
+impl FsGrant {
+    /// Whether this grant covers `path` (absolute) for reading, or for writing if `write`:
+    /// the path, normalised lexically, is the granted directory or below it, and writing
+    /// needs a read-write grant. Symlinks are the resolver's business (see the module docs).
+    pub fn allows(&self, path: &Path, write: bool) -> bool {
+        (!write || self.write) && normalise(path).starts_with(normalise(&self.path))
+    }
+}
 
 /// Largest file `read` returns; bigger files are refused with `too-large`.
 pub const MAX_READ_BYTES: u64 = 16 << 20;
@@ -125,7 +149,7 @@ fn resolve(grant: &Grant, lexical: PathBuf, write: bool) -> Result<Resolved, FsE
             .ok()
             .or_else(|| lexical.strip_prefix(&real).ok());
         let Some(rest) = rest else { continue };
-        if write && !g.write {
+        if !g.allows(&granted.join(rest), write) {
             read_only_match = Some(g.path.clone());
             continue;
         }
@@ -554,5 +578,48 @@ impl Host for SandboxState {
 
     async fn remove_file(&mut self, path: String) -> wasmtime::Result<Result<(), FsError>> {
         Ok(self.fs_run(&path, remove).await)
+    }
+}
+
+#[cfg(test)]
+mod grant_tests {
+    use std::path::{Path, PathBuf};
+
+    use crate::grant::FsGrant;
+
+    #[test]
+    fn allows() {
+        let read_only = FsGrant {
+            path: PathBuf::from("/work/project"),
+            write: false,
+        };
+        let read_write = FsGrant {
+            path: PathBuf::from("/work/project/"),
+            write: true,
+        };
+        let table = [
+            ("/work/project", false, true, true),
+            ("/work/project/src/main.rs", false, true, true),
+            ("/work/project/src/main.rs", true, false, true),
+            ("/work/project/../secret", false, false, false),
+            ("/work/project/a/../../project/b", true, false, true),
+            ("/work/projectile/x", false, false, false),
+            ("/work", false, false, false),
+            ("/etc/passwd", false, false, false),
+            ("/", true, false, false),
+        ];
+        for (path, write, want_ro, want_rw) in table {
+            let path = Path::new(path);
+            assert_eq!(
+                read_only.allows(path, write),
+                want_ro,
+                "read-only {path:?} {write}"
+            );
+            assert_eq!(
+                read_write.allows(path, write),
+                want_rw,
+                "read-write {path:?} {write}"
+            );
+        }
     }
 }

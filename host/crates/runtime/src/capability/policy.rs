@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use warden_permissions::{Access, Decision, Permissions, Verdict};
 
-use crate::runtime::Policy;
+use crate::Policy;
 
 /// What a capability does with an access the rules would ask the user about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -14,10 +14,38 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use wasmtime::component::HasSelf;
 
+use super::Provider;
+use super::env::EnvGrant;
 use super::fs::absolute;
-use crate::runtime::latest::exec::{ExecError, Host, Options, Output};
-use crate::runtime::sandbox_state::SandboxState;
+use crate::bindings::{WitVersion, since_v0_1};
+use crate::grant::Capability;
+use crate::latest::exec::{ExecError, Host, Options, Output};
+use crate::sandbox::SandboxState;
+
+pub(super) const PROVIDER: Provider = Provider {
+    capability: Some(Capability::Exec),
+    interface: "warden:plugin/exec",
+    link: |l, v| match v {
+        WitVersion::V0_1 => {
+            since_v0_1::exec::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)
+        }
+    },
+};
+
+/// The `exec` part of a grant: program names, matched on the file name of the resolved
+/// program (`git` grants `/usr/bin/git`, never `/tmp/git-evil` or `gitk`).
+#[derive(Debug, Clone, Copy)]
+pub struct ExecGrant<'a>(pub &'a [String]);
+
+impl ExecGrant<'_> {
+    /// Whether the guest may run `program` (a resolved path, or a bare name).
+    pub fn allows(&self, program: &Path) -> bool {
+        let name = file_name(program);
+        !name.is_empty() && self.0.iter().any(|g| g == name)
+    }
+}
 
 /// Bytes kept from each of stdout and stderr.
 pub const MAX_CAPTURE_BYTES: usize = 1 << 20;
@@ -194,9 +222,9 @@ impl SandboxState {
         }
         let cwd = self.exec_cwd(options.cwd.as_deref())?;
         let program = resolve_program(prog, &cwd, path_var)?;
-        let granted = |name: &str| self.grant.exec.iter().any(|g| g == name);
+        let granted = ExecGrant(&self.grant.exec);
         let name = file_name(&program);
-        if !granted(name) {
+        if !granted.allows(&program) {
             return Err(ExecError::Denied(format!(
                 "{} ({}) is not a granted program (granted: {})",
                 name,
@@ -215,7 +243,7 @@ impl SandboxState {
                 std::fs::canonicalize(&g.path)
                     .is_ok_and(|root| program.starts_with(&root) || program.starts_with(&g.path))
             });
-            if planted && real != program && !granted(file_name(&real)) {
+            if planted && real != program && !granted.allows(&real) {
                 return Err(ExecError::Denied(format!(
                     "{} is a link to {}, which is not a granted program",
                     program.display(),
@@ -269,14 +297,14 @@ impl SandboxState {
             })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let granted = |k: &str| self.grant.env.iter().any(|g| g == k);
+        let granted = EnvGrant(&self.grant.env);
         for (k, v) in &self.ctx.env {
-            if granted(k) {
+            if granted.allows(k) {
                 cmd.env(k, v);
             }
         }
         for (k, v) in &options.env {
-            if granted(k) && !k.contains(['=', '\0']) && !v.contains('\0') {
+            if granted.allows(k) && !k.contains(['=', '\0']) && !v.contains('\0') {
                 cmd.env(k, v);
             }
         }
@@ -360,4 +388,35 @@ fn shown(argv: &[String]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::ExecGrant;
+
+    #[test]
+    fn allows() {
+        let granted = ["git".to_string(), "cargo".to_string()];
+        let table = [
+            ("/usr/bin/git", true),
+            ("git", true),
+            ("/home/u/.cargo/bin/cargo", true),
+            ("/usr/bin/gitk", false),
+            ("/tmp/git-evil", false),
+            ("/usr/bin/git/", true),
+            ("/usr/bin/rm", false),
+            ("/", false),
+            ("", false),
+        ];
+        for (program, want) in table {
+            assert_eq!(
+                ExecGrant(&granted).allows(Path::new(program)),
+                want,
+                "{program}"
+            );
+        }
+        assert!(!ExecGrant(&[]).allows(Path::new("/usr/bin/git")));
+    }
 }

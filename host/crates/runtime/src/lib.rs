@@ -1,23 +1,27 @@
-//! The sandboxed component runtime.
+//! Warden's sandboxed component runtime, embeddable in any host.
 //!
 //! One [`Runtime`] per process holds the wasmtime [`Engine`] (Cranelift, pooling allocator,
-//! epoch interruption driven by a ticker thread), the compile cache and a linker per set of
-//! granted capabilities. [`Runtime::load`] compiles a component once per digest (or loads it
-//! from the cache), checks its imports against the grant and prepares an `InstancePre`.
-//! Every call then gets a **fresh store**: a deny-by-default WASI context (no preopens, env,
-//! args, sockets or inherited stdio; stdout and stderr captured with a cap), its own memory
-//! limit and its own deadline. Nothing survives from one call to the next.
+//! epoch interruption driven by a ticker thread), the compile cache and a linker per WIT
+//! version and set of granted capabilities; share it as an `Arc<Runtime>`, and share the
+//! components it loads through one [`ComponentCache`]. [`Runtime::load`] compiles a
+//! component once per digest (or loads it from the cache), checks its digest against the one
+//! its grant was approved for ([`DigestPin`]), picks the bindings of the `warden:plugin` version it
+//! was built against ([`WitVersion`]), checks its imports against the grant and prepares an
+//! `InstancePre`. Every call then gets a **fresh store**: a deny-by-default WASI context (no
+//! preopens, env, args, sockets or inherited stdio; stdout and stderr captured with a cap),
+//! its own memory limit and its own deadline. Nothing survives from one call to the next.
+//!
+//! The crate knows no Claude Code formats: a hook's answer is the version-neutral
+//! [`HookResult`], and `warden-hooks` renders it as Claude Code JSON.
 
 mod bindings;
 mod cache;
+pub mod capability;
+mod component_cache;
 mod grant;
+mod hook_result;
 mod limits;
 mod sandbox;
-
-/// The per-call store state, for the capability implementations.
-pub(crate) mod sandbox_state {
-    pub(crate) use super::sandbox::SandboxState;
-}
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -25,12 +29,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-pub use bindings::latest;
+pub use bindings::{PACKAGE as WIT_PACKAGE, WitVersion, latest, since_v0_1};
 pub use cache::{CacheOutcome, CompileCache, sha256_hex};
+pub use capability::{EnvGrant, ExecGrant, NetGrant};
+pub use component_cache::ComponentCache;
 pub use grant::{Capability, FsGrant, Grant};
+pub use hook_result::{Decision, HookResult};
 pub use limits::Limits;
 pub use sandbox::{
     CallContext, Captured, HookCall, LogRecord, Policy, ToolCall, ToolCallOutcome,
@@ -38,6 +45,24 @@ pub use sandbox::{
 };
 
 use sandbox::SandboxState;
+
+/// The digest a component file must have for its granted capabilities to be linked.
+///
+/// A grant is approved for particular bytes: if the file changes afterwards (a tampered
+/// install, a swapped file), the new bytes must not inherit the capabilities. A component
+/// granted nothing runs whatever its digest, since it can reach nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DigestPin<'a> {
+    /// sha256 (lowercase hex) of the whole file, recorded when its capabilities were granted.
+    Sha256(&'a str),
+    /// No digest is known: a component that is granted any capability is refused (fail
+    /// closed).
+    None,
+    /// The caller vouches for the bytes itself, for grants given together with the file
+    /// (`warden hook-wasm --grant`) or records that do not yet carry a component digest.
+    /// Every use should say why the bytes are trusted.
+    Unchecked,
+}
 
 /// What a component implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -49,6 +74,14 @@ pub enum World {
 }
 
 impl World {
+    /// `hook` or `tool`.
+    pub fn name(self) -> &'static str {
+        match self {
+            World::Hook => "hook",
+            World::Tool => "tool",
+        }
+    }
+
     /// Parses `hook` or `tool`.
     pub fn parse(s: &str) -> Option<World> {
         match s {
@@ -148,6 +181,44 @@ pub enum RuntimeError {
         /// The end of what the guest wrote to stderr (a panic message, usually).
         stderr: String,
     },
+    /// The file's digest is not the one its capabilities were granted for.
+    #[error(
+        "{component}: the file changed since its capabilities were granted (granted for sha256 {expected}, \
+         the file now has sha256 {actual}); it was not loaded. Run `warden plugin verify` to check the \
+         installed plugins, and restore it with `warden plugin install <plugin>` (or `warden plugin update`)"
+    )]
+    DigestMismatch {
+        /// Component name.
+        component: String,
+        /// The digest the grant was approved for.
+        expected: String,
+        /// The file's digest.
+        actual: String,
+    },
+    /// The component is granted capabilities, but no digest says which bytes they are for.
+    #[error(
+        "{component}: it is granted capabilities ({capabilities}) but no digest pins the file they were \
+         granted for, so it was not loaded; pass the sha256 recorded with the grant"
+    )]
+    Unpinned {
+        /// Component name.
+        component: String,
+        /// The granted capabilities, comma-separated.
+        capabilities: String,
+    },
+    /// The component was built against a `warden:plugin` version this host cannot run.
+    #[error(
+        "{component}: built against warden:plugin@{version}, which this host does not support \
+         (supported: warden:plugin@{supported}); update Warden, or rebuild the plugin with a supported warden-sdk"
+    )]
+    UnsupportedVersion {
+        /// Component name.
+        component: String,
+        /// The version it names.
+        version: String,
+        /// The versions this host runs.
+        supported: String,
+    },
     /// The engine could not be set up.
     #[error("cannot set up the WebAssembly engine: {0}")]
     Engine(String),
@@ -169,6 +240,9 @@ impl RuntimeError {
             RuntimeError::MemoryLimit { .. } => "memory-limit",
             RuntimeError::OutputLimit { .. } => "output-limit",
             RuntimeError::Trap { .. } => "trap",
+            RuntimeError::DigestMismatch { .. } => "digest-mismatch",
+            RuntimeError::Unpinned { .. } => "unpinned",
+            RuntimeError::UnsupportedVersion { .. } => "unsupported-version",
             RuntimeError::Engine(_) => "engine",
             RuntimeError::Busy(..) => "busy",
         }
@@ -185,7 +259,7 @@ fn stderr_tail(stderr: &str) -> String {
 }
 
 /// Engine-wide settings. Per-call limits are in [`Limits`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuntimeConfig {
     /// Compile cache directory (`None` disables the cache). Default: none; the CLI uses
     /// `$WARDEN_HOME/cache`.
@@ -218,15 +292,17 @@ pub struct LoadedComponent {
     name: String,
     digest: String,
     world: World,
+    version: WitVersion,
     grant: Arc<Grant>,
     imports: Vec<String>,
     cache: CacheOutcome,
     pre: Pre,
 }
 
+/// The prepared instance, in the bindings of the component's WIT version.
 enum Pre {
-    Hook(bindings::latest::hook::HookPre<SandboxState>),
-    Tool(bindings::latest::tool::ToolPre<SandboxState>),
+    V0_1Hook(since_v0_1::hook::HookPre<SandboxState>),
+    V0_1Tool(since_v0_1::tool::ToolPre<SandboxState>),
 }
 
 impl LoadedComponent {
@@ -243,6 +319,11 @@ impl LoadedComponent {
     /// The world it implements.
     pub fn world(&self) -> World {
         self.world
+    }
+
+    /// The `warden:plugin` version it was built against.
+    pub fn version(&self) -> WitVersion {
+        self.version
     }
 
     /// The interfaces it imports.
@@ -278,13 +359,16 @@ impl Drop for Ticker {
     }
 }
 
+/// A linker serves one WIT version and one set of granted capabilities.
+type LinkerKey = (WitVersion, u8);
+
 /// The process-wide component runtime. Cheap to share behind an `Arc`; all methods take
 /// `&self`.
 pub struct Runtime {
     engine: Engine,
     config: RuntimeConfig,
     cache: CompileCache,
-    linkers: Mutex<HashMap<u8, Arc<Linker<SandboxState>>>>,
+    linkers: Mutex<HashMap<LinkerKey, Arc<Linker<SandboxState>>>>,
     slots: Arc<tokio::sync::Semaphore>,
     _ticker: Ticker,
 }
@@ -358,6 +442,26 @@ impl Runtime {
         })
     }
 
+    /// The process's runtime for `config`: the one already running with the same settings if
+    /// any is still alive, else a new one. Engines are expensive (a pool of reserved memory,
+    /// a ticker thread, compiled code that cannot be shared between engines), so callers that
+    /// each want a runtime share one through this.
+    pub fn shared(config: RuntimeConfig) -> Result<Arc<Runtime>, RuntimeError> {
+        static SHARED: Mutex<Vec<std::sync::Weak<Runtime>>> = Mutex::new(Vec::new());
+        let mut live = SHARED.lock().unwrap_or_else(|p| p.into_inner());
+        live.retain(|w| w.strong_count() > 0);
+        if let Some(rt) = live
+            .iter()
+            .filter_map(std::sync::Weak::upgrade)
+            .find(|rt| rt.config == config)
+        {
+            return Ok(rt);
+        }
+        let rt = Arc::new(Runtime::new(config)?);
+        live.push(Arc::downgrade(&rt));
+        Ok(rt)
+    }
+
     /// The engine.
     pub fn engine(&self) -> &Engine {
         &self.engine
@@ -368,12 +472,15 @@ impl Runtime {
         &self.config
     }
 
-    /// Reads and loads a component file. The name in errors is the file name.
+    /// Reads and loads a component file (see [`load`](Self::load)). The name in errors is the
+    /// file name. The digest comes from the compile cache when the file is unchanged, so
+    /// pinning costs no second read.
     pub fn load_file(
         &self,
         path: &Path,
         world: World,
         grant: &Grant,
+        pin: DigestPin<'_>,
     ) -> Result<LoadedComponent, RuntimeError> {
         let name = path
             .file_name()
@@ -384,23 +491,26 @@ impl Runtime {
             source,
         })?;
         let (component, cache, digest) = self.cache.load_path(&self.engine, &path, &name)?;
-        self.prepare(&name, component, digest, cache, world, grant)
+        self.prepare(&name, component, digest, cache, world, grant, pin)
     }
 
-    /// Compiles (or loads from the cache) a component, checks its imports against `grant`
-    /// and prepares it for fast instantiation.
+    /// Compiles (or loads from the cache) a component, checks its digest against `pin` when
+    /// `grant` gives any capability, picks the bindings of its WIT version, checks its imports
+    /// against `grant` and prepares it for fast instantiation.
     pub fn load(
         &self,
         name: &str,
         wasm: &[u8],
         world: World,
         grant: &Grant,
+        pin: DigestPin<'_>,
     ) -> Result<LoadedComponent, RuntimeError> {
         let digest = sha256_hex(wasm);
         let (component, cache) = self.cache.load(&self.engine, wasm, &digest, name)?;
-        self.prepare(name, component, digest, cache, world, grant)
+        self.prepare(name, component, digest, cache, world, grant, pin)
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn prepare(
         &self,
         name: &str,
@@ -409,30 +519,37 @@ impl Runtime {
         cache: CacheOutcome,
         world: World,
         grant: &Grant,
+        pin: DigestPin<'_>,
     ) -> Result<LoadedComponent, RuntimeError> {
+        check_pin(name, &digest, grant, pin)?;
+        let version = WitVersion::of(&component, &self.engine).map_err(|version| {
+            RuntimeError::UnsupportedVersion {
+                component: name.to_string(),
+                version,
+                supported: WitVersion::supported(),
+            }
+        })?;
         let imports = self.check_imports(name, &component, grant)?;
-        let linker = self.linker(grant)?;
+        let linker = self.linker(version, grant)?;
         let wrong_world = |e: wasmtime::Error| RuntimeError::WrongWorld {
             component: name.to_string(),
-            world: match world {
-                World::Hook => "hook",
-                World::Tool => "tool",
-            },
+            world: world.name(),
             message: format!("{e:#}"),
         };
         let instance_pre = linker.instantiate_pre(&component).map_err(wrong_world)?;
-        let pre = match world {
-            World::Hook => {
-                Pre::Hook(bindings::latest::hook::HookPre::new(instance_pre).map_err(wrong_world)?)
+        let pre = match (version, world) {
+            (WitVersion::V0_1, World::Hook) => {
+                Pre::V0_1Hook(since_v0_1::hook::HookPre::new(instance_pre).map_err(wrong_world)?)
             }
-            World::Tool => {
-                Pre::Tool(bindings::latest::tool::ToolPre::new(instance_pre).map_err(wrong_world)?)
+            (WitVersion::V0_1, World::Tool) => {
+                Pre::V0_1Tool(since_v0_1::tool::ToolPre::new(instance_pre).map_err(wrong_world)?)
             }
         };
         Ok(LoadedComponent {
             name: name.to_string(),
             digest,
             world,
+            version,
             grant: Arc::new(grant.clone()),
             imports,
             cache,
@@ -453,21 +570,23 @@ impl Runtime {
         for (import, _) in ty.imports(&self.engine) {
             let import = import.to_string();
             let unversioned = import.split('@').next().unwrap_or(&import);
-            let always = ["wasi:io/", "wasi:clocks/", "wasi:random/", "wasi:cli/"]
+            let wasi_basics = ["wasi:io/", "wasi:clocks/", "wasi:random/", "wasi:cli/"]
                 .iter()
-                .any(|p| unversioned.starts_with(p))
-                || unversioned == "warden:plugin/log"
-                || unversioned == "warden:plugin/types";
-            if !always {
-                if let Some(capability) = Capability::for_import(&import) {
-                    if !grant.allows(capability) {
+                .any(|p| unversioned.starts_with(p));
+            match capability::provider_for(&import) {
+                _ if wasi_basics => {}
+                Some(p) => {
+                    if let Some(capability) = p.capability
+                        && !grant.allows(capability)
+                    {
                         return Err(RuntimeError::CapabilityNotGranted {
                             component: name.to_string(),
                             capability,
                             import,
                         });
                     }
-                } else {
+                }
+                None => {
                     let hint = if unversioned.starts_with("wasi:filesystem/") {
                         "; files are available through `warden:plugin/fs` with an `fs` grant"
                     } else if unversioned.starts_with("wasi:sockets/")
@@ -489,18 +608,23 @@ impl Runtime {
         Ok(imports)
     }
 
-    /// The linker offering exactly the granted capabilities (plus WASI basics and `log`).
-    fn linker(&self, grant: &Grant) -> Result<Arc<Linker<SandboxState>>, RuntimeError> {
-        let set = grant.capability_set();
+    /// The linker offering exactly the granted capabilities (plus WASI basics and `log`), in
+    /// the bindings of `version`.
+    fn linker(
+        &self,
+        version: WitVersion,
+        grant: &Grant,
+    ) -> Result<Arc<Linker<SandboxState>>, RuntimeError> {
+        let key = (version, grant.capability_set());
         let mut linkers = self.linkers.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(l) = linkers.get(&set) {
+        if let Some(l) = linkers.get(&key) {
             return Ok(l.clone());
         }
         let linker = Arc::new(
-            build_linker(&self.engine, grant)
+            build_linker(&self.engine, version, grant)
                 .map_err(|e| RuntimeError::Engine(format!("{e:#}")))?,
         );
-        linkers.insert(set, linker.clone());
+        linkers.insert(key, linker.clone());
         Ok(linker)
     }
 
@@ -513,7 +637,7 @@ impl Runtime {
         limits: &Limits,
         ctx: CallContext,
     ) -> Result<HookCall, RuntimeError> {
-        let Pre::Hook(pre) = &component.pre else {
+        let Pre::V0_1Hook(pre) = &component.pre else {
             return Err(RuntimeError::WrongWorld {
                 component: component.name.clone(),
                 world: "hook",
@@ -523,7 +647,7 @@ impl Runtime {
         let _slot = self.slot(&component.name)?;
         let started = Instant::now();
         let mut store = sandbox::new_store(&self.engine, &self.config, component, limits, ctx);
-        let event = latest::types::Event {
+        let event = since_v0_1::types::Event {
             name: event_name.to_string(),
             input: input_json.to_string(),
         };
@@ -534,7 +658,7 @@ impl Runtime {
         let outcome = run_with_deadline(fut, limits.deadline).await;
         let result = sandbox::finish(store, component, limits, outcome)?;
         let (value, captured) = result;
-        let hook_result = sandbox::hook_result_from_wit(value);
+        let hook_result = since_v0_1::hook_result(value);
         let size = hook_result.size();
         if size > limits.output_bytes {
             return Err(RuntimeError::OutputLimit {
@@ -558,7 +682,7 @@ impl Runtime {
         component: &LoadedComponent,
         limits: &Limits,
         ctx: CallContext,
-    ) -> Result<latest::types::ToolInfo, RuntimeError> {
+    ) -> Result<since_v0_1::types::ToolInfo, RuntimeError> {
         let pre = tool_pre(component)?;
         let _slot = self.slot(&component.name)?;
         let mut store = sandbox::new_store(&self.engine, &self.config, component, limits, ctx);
@@ -594,9 +718,9 @@ impl Runtime {
                 content: out.content,
                 structured: out.structured,
             },
-            Err(latest::types::ToolError::InvalidInput(m)) => ToolCallOutcome::InvalidInput(m),
-            Err(latest::types::ToolError::Denied(m)) => ToolCallOutcome::Denied(m),
-            Err(latest::types::ToolError::Failed(m)) => ToolCallOutcome::Failed(m),
+            Err(since_v0_1::types::ToolError::InvalidInput(m)) => ToolCallOutcome::InvalidInput(m),
+            Err(since_v0_1::types::ToolError::Denied(m)) => ToolCallOutcome::Denied(m),
+            Err(since_v0_1::types::ToolError::Failed(m)) => ToolCallOutcome::Failed(m),
         };
         let size = outcome.size();
         if size > limits.output_bytes {
@@ -625,10 +749,10 @@ impl Runtime {
 
 fn tool_pre(
     component: &LoadedComponent,
-) -> Result<&bindings::latest::tool::ToolPre<SandboxState>, RuntimeError> {
+) -> Result<&since_v0_1::tool::ToolPre<SandboxState>, RuntimeError> {
     match &component.pre {
-        Pre::Tool(p) => Ok(p),
-        Pre::Hook(_) => Err(RuntimeError::WrongWorld {
+        Pre::V0_1Tool(p) => Ok(p),
+        Pre::V0_1Hook(_) => Err(RuntimeError::WrongWorld {
             component: component.name.clone(),
             world: "tool",
             message: "it was loaded as a hook".into(),
@@ -646,8 +770,11 @@ async fn run_with_deadline<T>(
     tokio::time::timeout(grace, fut).await.map_err(|_| ())
 }
 
-fn build_linker(engine: &Engine, grant: &Grant) -> wasmtime::Result<Linker<SandboxState>> {
-    use bindings::latest::{env, exec, fs, http, log, types};
+fn build_linker(
+    engine: &Engine,
+    version: WitVersion,
+    grant: &Grant,
+) -> wasmtime::Result<Linker<SandboxState>> {
     use wasmtime_wasi::cli::WasiCli;
     use wasmtime_wasi::clocks::WasiClocks;
     use wasmtime_wasi::p2::bindings::{cli, clocks, random};
@@ -701,19 +828,78 @@ fn build_linker(engine: &Engine, grant: &Grant) -> wasmtime::Result<Linker<Sandb
     cli::terminal_stdout::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
     cli::terminal_stderr::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
 
-    types::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
-    log::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
-    if grant.allows(Capability::Fs) {
-        fs::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
-    }
-    if grant.allows(Capability::Exec) {
-        exec::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
-    }
-    if grant.allows(Capability::Net) {
-        http::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
-    }
-    if grant.allows(Capability::Env) {
-        env::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)?;
+    for provider in capability::PROVIDERS {
+        if provider.capability.is_none_or(|c| grant.allows(c)) {
+            (provider.link)(l, version)?;
+        }
     }
     Ok(linker)
+}
+
+/// Refuses a granted component whose bytes are not the ones the grant was approved for.
+fn check_pin(
+    name: &str,
+    digest: &str,
+    grant: &Grant,
+    pin: DigestPin<'_>,
+) -> Result<(), RuntimeError> {
+    let granted: Vec<&str> = Capability::ALL
+        .into_iter()
+        .filter(|c| grant.allows(*c))
+        .map(Capability::name)
+        .collect();
+    if granted.is_empty() {
+        return Ok(());
+    }
+    match pin {
+        DigestPin::Sha256(expected) if expected.eq_ignore_ascii_case(digest) => Ok(()),
+        DigestPin::Sha256(expected) => Err(RuntimeError::DigestMismatch {
+            component: name.to_string(),
+            expected: expected.to_string(),
+            actual: digest.to_string(),
+        }),
+        DigestPin::Unchecked => Ok(()),
+        DigestPin::None => Err(RuntimeError::Unpinned {
+            component: name.to_string(),
+            capabilities: granted.join(", "),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{DigestPin, Grant, RuntimeError, check_pin};
+
+    #[test]
+    fn pins() {
+        let digest = "ab".repeat(32);
+        let upper = digest.to_uppercase();
+        let other = "cd".repeat(32);
+        let granted = Grant {
+            env: vec!["HOME".into()],
+            ..Grant::default()
+        };
+        let nothing = Grant::default();
+        // (grant, pin, loads?)
+        let table = [
+            (&granted, DigestPin::Sha256(&digest), true),
+            (&granted, DigestPin::Sha256(&upper), true),
+            (&granted, DigestPin::Sha256(&other), false),
+            (&granted, DigestPin::Sha256(""), false),
+            (&granted, DigestPin::None, false),
+            (&granted, DigestPin::Unchecked, true),
+            (&nothing, DigestPin::Sha256(&other), true),
+            (&nothing, DigestPin::None, true),
+        ];
+        for (grant, pin, want) in table {
+            let got = check_pin("c.wasm", &digest, grant, pin);
+            assert_eq!(got.is_ok(), want, "{pin:?} with {grant:?}: {got:?}");
+        }
+        let err = check_pin("c.wasm", &digest, &granted, DigestPin::Sha256(&other))
+            .err()
+            .map(|e| e.kind());
+        assert_eq!(err, Some("digest-mismatch"));
+        let err = check_pin("c.wasm", &digest, &granted, DigestPin::None);
+        assert!(matches!(err, Err(RuntimeError::Unpinned { .. })));
+    }
 }

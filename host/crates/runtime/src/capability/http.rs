@@ -12,9 +12,57 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use url::{Host as UrlHost, Url};
+use wasmtime::component::HasSelf;
 
-use crate::runtime::latest::http::{Host, HttpError, Request, Response};
-use crate::runtime::sandbox_state::SandboxState;
+use super::Provider;
+use crate::bindings::{WitVersion, since_v0_1};
+use crate::grant::Capability;
+use crate::latest::http::{Host, HttpError, Request, Response};
+use crate::sandbox::SandboxState;
+
+pub(super) const PROVIDER: Provider = Provider {
+    capability: Some(Capability::Net),
+    interface: "warden:plugin/http",
+    link: |l, v| match v {
+        WitVersion::V0_1 => {
+            since_v0_1::http::add_to_linker::<SandboxState, HasSelf<SandboxState>>(l, |s| s)
+        }
+    },
+};
+
+/// The `net` part of a grant: URL patterns `scheme://host[:port]`, `*` a whole host label or
+/// the port; patterns that do not parse grant nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct NetGrant<'a>(pub &'a [String]);
+
+impl NetGrant<'_> {
+    /// Whether the guest may fetch `url` (before the policy and the address checks).
+    pub fn allows(&self, url: &str) -> bool {
+        let Ok(url) = Url::parse(url) else {
+            return false;
+        };
+        let (Some(host), Some(port)) = (url.host(), url.port_or_known_default()) else {
+            return false;
+        };
+        let host = match host {
+            UrlHost::Domain(d) => d.trim_end_matches('.').to_ascii_lowercase(),
+            UrlHost::Ipv4(ip) => ip.to_string(),
+            UrlHost::Ipv6(ip) => ip.to_string(),
+        };
+        self.reach(url.scheme(), &host, port).is_some()
+    }
+
+    /// How the grant covers `scheme://host:port`: `None` not at all, `Some(true)` through a
+    /// pattern naming the host without wildcards (which may reach a local address).
+    fn reach(&self, scheme: &str, host: &str, port: u16) -> Option<bool> {
+        self.0
+            .iter()
+            .filter_map(|p| NetPattern::parse(p))
+            .filter(|p| p.matches(scheme, host, port))
+            .map(|p| p.explicit_host())
+            .reduce(|a, b| a || b)
+    }
+}
 
 /// Largest response body accepted.
 pub const MAX_BODY_BYTES: usize = 16 << 20;
@@ -173,17 +221,7 @@ impl SandboxState {
         let Some(port) = url.port_or_known_default() else {
             return Err(HttpError::InvalidUrl(format!("{raw}: no port")));
         };
-        let patterns: Vec<NetPattern> = self
-            .grant
-            .net
-            .iter()
-            .filter_map(|p| NetPattern::parse(p))
-            .collect();
-        let matching: Vec<&NetPattern> = patterns
-            .iter()
-            .filter(|p| p.matches(&scheme, &host, port))
-            .collect();
-        if matching.is_empty() {
+        let Some(explicit) = NetGrant(&self.grant.net).reach(&scheme, &host, port) else {
             return Err(denied(format!(
                 "{scheme}://{host}:{port} is not granted (net grant: {})",
                 if self.grant.net.is_empty() {
@@ -192,8 +230,7 @@ impl SandboxState {
                     self.grant.net.join(", ")
                 }
             )));
-        }
-        let explicit = matching.iter().any(|p| p.explicit_host());
+        };
         self.ctx
             .policy
             .check_url(url.as_str())
@@ -345,6 +382,35 @@ mod tests {
         assert!(p.matches("http", "127.0.0.1", 8080));
         assert!(p.explicit_host());
         assert!(NetPattern::parse("ftp://x").is_none());
+    }
+
+    #[test]
+    fn allows() {
+        let granted = [
+            "https://api.github.com".to_string(),
+            "https://*.example.com:*".to_string(),
+            "http://127.0.0.1:8080".to_string(),
+            "not a pattern".to_string(),
+        ];
+        let table = [
+            ("https://api.github.com/repos", true),
+            ("https://api.github.com:443/", true),
+            ("https://API.github.com./x", true),
+            ("http://api.github.com/", false),
+            ("https://api.github.com:8443/", false),
+            ("https://github.com/", false),
+            ("https://x.example.com:9999/", true),
+            ("https://a.b.example.com/", false),
+            ("https://example.com/", false),
+            ("http://127.0.0.1:8080/", true),
+            ("http://127.0.0.1/", false),
+            ("ftp://api.github.com/", false),
+            ("not a url", false),
+        ];
+        for (url, want) in table {
+            assert_eq!(NetGrant(&granted).allows(url), want, "{url}");
+        }
+        assert!(!NetGrant(&[]).allows("https://api.github.com/"));
     }
 
     #[test]

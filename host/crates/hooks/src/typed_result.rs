@@ -1,4 +1,4 @@
-//! A hook's typed answer, and its conversion to and from Claude Code's hook JSON output.
+//! A WASM hook's typed result as Claude Code hook JSON, and back.
 //!
 //! WASM hooks return a typed `hook-result`; command hooks print JSON. Both meet here: a
 //! typed result becomes exactly the JSON (and exit code) a command hook would have produced
@@ -6,61 +6,7 @@
 //! Code itself) treats them alike.
 
 use serde_json::{Map, Value, json};
-
-/// What a hook decided.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Decision {
-    /// No opinion.
-    #[default]
-    None,
-    /// Allow without a prompt.
-    Allow,
-    /// Deny; the reason goes to the model.
-    Deny,
-    /// Ask the user.
-    Ask,
-    /// Leave it to the normal flow (`-p` mode defers the tool call).
-    Defer,
-    /// Block the action (exit code 2).
-    Block,
-}
-
-/// A hook's answer (see the WIT `hook-result`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HookResult {
-    /// The decision.
-    pub decision: Decision,
-    /// Why.
-    pub reason: Option<String>,
-    /// Text for the model's context.
-    pub additional_context: Option<String>,
-    /// Replacement tool input (JSON text).
-    pub updated_input: Option<String>,
-    /// Message for the user.
-    pub system_message: Option<String>,
-    /// `false` stops the agent.
-    pub continue_: bool,
-    /// Shown when `continue_` is false.
-    pub stop_reason: Option<String>,
-    /// Hide output from the transcript.
-    pub suppress_output: bool,
-}
-
-impl Default for HookResult {
-    fn default() -> Self {
-        HookResult {
-            decision: Decision::None,
-            reason: None,
-            additional_context: None,
-            updated_input: None,
-            system_message: None,
-            continue_: true,
-            stop_reason: None,
-            suppress_output: false,
-        }
-    }
-}
+use warden_runtime::{Decision, HookResult};
 
 /// Events whose hooks block with a top-level `"decision": "block"`.
 const TOP_LEVEL_BLOCK: &[&str] = &[
@@ -102,21 +48,16 @@ pub struct CcOutput {
     pub stderr: Option<String>,
 }
 
-impl HookResult {
-    /// Total bytes of the strings it carries.
-    pub fn size(&self) -> usize {
-        [
-            &self.reason,
-            &self.additional_context,
-            &self.updated_input,
-            &self.system_message,
-            &self.stop_reason,
-        ]
-        .iter()
-        .map(|s| s.as_ref().map_or(0, String::len))
-        .sum()
-    }
+/// Claude Code's hook JSON for a typed [`HookResult`] (a trait, because the result type is the
+/// runtime's and the format is this crate's).
+pub trait TypedHookResult: Sized {
+    /// The JSON and exit code a command hook would produce for `event`.
+    fn to_cc_output(&self, event: &str) -> CcOutput;
+    /// Reads Claude Code hook JSON output back into a typed result.
+    fn from_cc_json(event: &str, json: &Value, exit_code: i32) -> Self;
+}
 
+impl TypedHookResult for HookResult {
     /// The JSON and exit code a command hook would produce for `event`.
     ///
     /// PreToolUse decisions go in `hookSpecificOutput.permissionDecision` (a `block` there is
@@ -124,7 +65,7 @@ impl HookResult {
     /// events with a top-level `decision` get `"block"` for block or deny. A block on any event
     /// also exits 2 with the reason on stderr, which is how Claude Code blocks events that have
     /// no JSON decision field.
-    pub fn to_cc_output(&self, event: &str) -> CcOutput {
+    fn to_cc_output(&self, event: &str) -> CcOutput {
         let mut out = Map::new();
         let mut specific = Map::new();
         let updated_input: Option<Value> = self
@@ -233,7 +174,7 @@ impl HookResult {
     /// Reads Claude Code hook JSON output back into a typed result (the inverse of
     /// [`to_cc_output`](Self::to_cc_output) for the fields it writes; deprecated spellings
     /// `approve`/`block` on PreToolUse are understood).
-    pub fn from_cc_json(event: &str, json: &Value, exit_code: i32) -> HookResult {
+    fn from_cc_json(event: &str, json: &Value, exit_code: i32) -> HookResult {
         let s = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
         let hso = json.get("hookSpecificOutput");
         let mut r = HookResult {

@@ -1,0 +1,170 @@
+//! Host bindings for each released version of the `warden:plugin` WIT package, and how a
+//! component is matched to one.
+//!
+//! Every version gets a `since_vX_Y` module generated from its frozen folder under `wit/`
+//! (Zed's extension host does the same): the newest is [`latest`], and the capability
+//! providers implement its host traits. When a new version is released, its folder and module
+//! are added, `latest` moves to it, and the old module's host traits are implemented by
+//! converting to the new types and delegating, so guests built against the old SDK keep
+//! running unchanged. [`WitVersion::of`] reads which version a component was built against
+//! from its imports, before anything is linked.
+
+use wasmtime::Engine;
+use wasmtime::component::Component;
+
+/// Bindings for `warden:plugin@0.1.0` (`wit/v0.1`).
+pub mod since_v0_1 {
+    /// The `hook` world.
+    // Generated code; the WIT files carry the documentation.
+    #[allow(missing_docs)]
+    pub mod hook {
+        wasmtime::component::bindgen!({
+            path: "../../../wit/v0.1",
+            world: "warden:plugin/hook",
+            imports: { default: async | trappable },
+            exports: { default: async },
+        });
+    }
+
+    /// The `tool` world; shares the interface bindings of [`hook`].
+    #[allow(missing_docs)]
+    pub mod tool {
+        wasmtime::component::bindgen!({
+            path: "../../../wit/v0.1",
+            world: "warden:plugin/tool",
+            imports: { default: async | trappable },
+            exports: { default: async },
+            with: {
+                "warden:plugin/types": super::hook::warden::plugin::types,
+                "warden:plugin/log": super::hook::warden::plugin::log,
+                "warden:plugin/fs": super::hook::warden::plugin::fs,
+                "warden:plugin/exec": super::hook::warden::plugin::exec,
+                "warden:plugin/http": super::hook::warden::plugin::http,
+                "warden:plugin/env": super::hook::warden::plugin::env,
+            },
+        });
+    }
+
+    pub use hook::warden::plugin::{env, exec, fs, http, log, types};
+
+    use crate::hook_result::{Decision, HookResult};
+
+    /// The version-neutral form of this version's `hook-result`.
+    pub(crate) fn hook_result(r: types::HookResult) -> HookResult {
+        use types::Decision as D;
+        HookResult {
+            decision: match r.decision {
+                D::None => Decision::None,
+                D::Allow => Decision::Allow,
+                D::Deny => Decision::Deny,
+                D::Ask => Decision::Ask,
+                D::Defer => Decision::Defer,
+                D::Block => Decision::Block,
+            },
+            reason: r.reason,
+            additional_context: r.additional_context,
+            updated_input: r.updated_input,
+            system_message: r.system_message,
+            continue_: r.continue_,
+            stop_reason: r.stop_reason,
+            suppress_output: r.suppress_output,
+        }
+    }
+}
+
+pub use since_v0_1 as latest;
+
+/// The WIT package whose versions are dispatched on.
+pub const PACKAGE: &str = "warden:plugin";
+
+/// A `warden:plugin` version this host has bindings for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WitVersion {
+    /// `warden:plugin@0.1.x` ([`since_v0_1`]).
+    V0_1,
+}
+
+impl WitVersion {
+    /// Every supported version, oldest first; the last is [`latest`].
+    pub const ALL: [WitVersion; 1] = [WitVersion::V0_1];
+
+    /// The newest version.
+    pub const LATEST: WitVersion = WitVersion::V0_1;
+
+    /// How the version appears in errors (`0.1.x`: any patch release of 0.1 is compatible).
+    pub fn name(self) -> &'static str {
+        match self {
+            WitVersion::V0_1 => "0.1.x",
+        }
+    }
+
+    /// The version a `warden:plugin` semver string belongs to. Before 1.0 a minor release
+    /// is a breaking one, so `0.1.7` is 0.1 but `0.2.0` is a different version.
+    pub fn parse(version: &str) -> Option<WitVersion> {
+        let mut parts = version.split(['.', '-', '+']);
+        let (major, minor) = (parts.next()?, parts.next()?);
+        parts.next()?.parse::<u64>().ok()?;
+        match (major.parse::<u64>().ok()?, minor.parse::<u64>().ok()?) {
+            (0, 1) => Some(WitVersion::V0_1),
+            _ => None,
+        }
+    }
+
+    /// The supported versions, for error messages (`0.1.x`).
+    pub fn supported() -> String {
+        WitVersion::ALL
+            .iter()
+            .map(|v| v.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    /// The version `component` was built against, read from the versions in its
+    /// `warden:plugin/...@x.y.z` imports and exports. A component naming no `warden:plugin`
+    /// interface at all is taken to be of the latest version (the world's own exports carry
+    /// no version); the linker then checks that it really implements the world.
+    ///
+    /// Errors with the first version this host has no bindings for.
+    pub fn of(component: &Component, engine: &Engine) -> Result<WitVersion, String> {
+        let ty = component.component_type();
+        let imports = ty.imports(engine).map(|(n, _)| n.to_string());
+        let exports = ty.exports(engine).map(|(n, _)| n.to_string());
+        let mut found = None;
+        for name in imports.chain(exports) {
+            let Some(rest) = name.strip_prefix(PACKAGE) else {
+                continue;
+            };
+            let Some((_, version)) = rest.split_once('@') else {
+                continue;
+            };
+            match WitVersion::parse(version) {
+                Some(v) => found = Some(found.map_or(v, |f: WitVersion| f.max(v))),
+                None => return Err(version.to_string()),
+            }
+        }
+        Ok(found.unwrap_or(WitVersion::LATEST))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WitVersion;
+
+    #[test]
+    fn versions() {
+        let table = [
+            ("0.1.0", Some(WitVersion::V0_1)),
+            ("0.1.9", Some(WitVersion::V0_1)),
+            ("0.1.0-rc.1", Some(WitVersion::V0_1)),
+            ("0.2.0", None),
+            ("9.0.0", None),
+            ("1.1.0", None),
+            ("0.1", None),
+            ("x.1.0", None),
+            ("", None),
+        ];
+        for (version, want) in table {
+            assert_eq!(WitVersion::parse(version), want, "{version}");
+        }
+    }
+}
