@@ -622,3 +622,33 @@ fn a_symlink_loop_in_a_component_folder_is_walked_once() {
         .expect("loads");
     assert_eq!(n, 1, "the one command, found once");
 }
+
+#[cfg(unix)]
+#[test]
+fn uninstall_does_not_delete_through_a_symlinked_data_directory() {
+    let env = Env::new();
+    let mkt = env.path("mkt");
+    write_tree(
+        &mkt,
+        &[(
+            ".claude-plugin/marketplace.json",
+            &marketplace_json("m", json!([{"name": "p", "source": "./p"}])),
+        )],
+    );
+    simple_plugin(&mkt.join("p"), "p", Some("1.0.0"));
+    let m = env.manager();
+    m.marketplace_add(mkt.to_str().expect("utf8"), Scope::User)
+        .expect("add");
+    installed(m.install("p@m", &user()).expect("install"));
+    let v = env.path("victim");
+    write_tree(&v, &[("p-m/precious.txt", "keep me")]);
+    let _ = std::fs::remove_dir_all(env.home.join("plugins/data"));
+    std::os::unix::fs::symlink(&v, env.home.join("plugins/data")).expect("ln");
+    m.uninstall("p@m", None, false).expect("uninstall");
+    assert_eq!(
+        std::fs::read_to_string(v.join("p-m/precious.txt"))
+            .ok()
+            .as_deref(),
+        Some("keep me")
+    );
+}

@@ -19,16 +19,18 @@ use crate::store::InstalledPlugins;
 /// directory, which by its name can only hold this tree, is used instead.
 ///
 /// `marketplace`, `plugin` and `version` must be safe names ([`crate::names`]) and every
-/// directory on the way must be a real directory below `cache_root`, checked by resolved path.
+/// directory on the way from `plugins_root` (`cache`, …) must be a real directory, checked by
+/// resolved path.
 pub(super) fn place_in_cache(
     installed: &InstalledPlugins,
-    cache_root: &Path,
+    plugins_root: &Path,
     [marketplace, plugin, version]: [&str; 3],
     digest: &str,
     staged: &Path,
     staging: &Path,
 ) -> Result<PathBuf, PluginError> {
-    child_dir(cache_root, &[marketplace, plugin, version], true)?;
+    let cache_root = plugins_root.join("cache");
+    child_dir(plugins_root, &["cache", marketplace, plugin, version], true)?;
     // Recorded paths stay as the home spells them (they are compared with earlier records).
     let base = cache_root.join(marketplace).join(plugin);
     let plain = base.join(version);
@@ -45,7 +47,11 @@ pub(super) fn place_in_cache(
         CacheState::Differs if plain_is_ours => plain,
         CacheState::Differs => {
             let suffixed = format!("{version}-{}", digest.get(..12).unwrap_or(digest));
-            child_dir(cache_root, &[marketplace, plugin, &suffixed], true)?;
+            child_dir(
+                plugins_root,
+                &["cache", marketplace, plugin, &suffixed],
+                true,
+            )?;
             base.join(suffixed)
         }
     };

@@ -17,8 +17,8 @@ use crate::error::{PluginError, io};
 use crate::git;
 use crate::loader::{LoadContext, MANIFEST_FILE, load_plugin_with};
 use crate::marketplace::{MARKETPLACE_FILE, Marketplace, MarketplaceEntry, PluginSource};
-use crate::names::check_path_name;
-use crate::namespace::{plugin_id, split_plugin_id};
+use crate::names::{check_path_name, child_dir};
+use crate::namespace::{data_dir_name, plugin_id, split_plugin_id};
 use crate::store::{InstallRecord, MarketplaceSource, WardenRecord, edit_settings};
 use crate::util::now_iso;
 /// Options of [`PluginManager::install`] and [`PluginManager::update`].
@@ -361,7 +361,7 @@ impl PluginManager {
 
         let final_dir = place_in_cache(
             &installed,
-            &self.store.cache_dir(),
+            &self.store.root,
             [mkt_name, name, version.as_str()],
             &digest,
             &plugin_dir,
@@ -553,8 +553,11 @@ impl PluginManager {
             mark_orphan(&self.store.cache_dir(), &rec.install_path);
         }
         if last {
-            if !keep_data {
-                let _ = std::fs::remove_dir_all(self.data_dir(&id));
+            // Deleted only as `data/<name>` resolved: a `data` that is a symlink is not followed.
+            if !keep_data
+                && let Ok(dir) = child_dir(&self.store.root, &["data", &data_dir_name(&id)], false)
+            {
+                let _ = std::fs::remove_dir_all(dir);
             }
             let mut g = self.store.grants()?;
             if g.grants.remove(&id).is_some() {

@@ -197,7 +197,7 @@ impl PluginManager {
         }
         // The name is checked by the catalog parser; `child_dir` also makes sure that what gets
         // replaced below is the directory of that name in `marketplaces/`, by resolved path.
-        child_dir(&self.store.marketplaces_dir(), &[&m.name], true)?;
+        child_dir(&self.store.root, &["marketplaces", &m.name], true)?;
         let dest = self.store.marketplaces_dir().join(&m.name);
         let trash = tmp.path().join("old");
         if dest.exists() {
@@ -364,7 +364,7 @@ impl PluginManager {
             // an unsafe name (from a state file another tool wrote) is forgotten, not followed.
             if let Some(k) = known.remove(name)
                 && !matches!(k.source, MarketplaceSource::Directory { .. })
-                && let Ok(dir) = child_dir(&self.store.marketplaces_dir(), &[name], false)
+                && let Ok(dir) = child_dir(&self.store.root, &["marketplaces", name], false)
                 && dir.is_dir()
             {
                 let _ = std::fs::remove_dir_all(dir);
