@@ -473,6 +473,77 @@ fn marketplace_add_errors_say_what_to_do() {
     );
 }
 
+/// A marketplace is someone else's repository: a `name` that climbs out of the Warden home is
+/// refused by `add`, and `remove` of such a name (recorded by another tool) deletes nothing.
+#[test]
+fn a_marketplace_name_cannot_reach_outside_the_warden_home() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let victim = work.join("victim");
+    write(&victim.join("precious.txt"), "keep me");
+    let escaping = format!(
+        "../../../{}/victim",
+        work.file_name()
+            .and_then(|n| n.to_str())
+            .expect("utf8 name")
+    );
+    // The path the old code replaced really is the victim.
+    assert_eq!(
+        home.path
+            .join("plugins/marketplaces")
+            .join(&escaping)
+            .components()
+            .filter(|c| matches!(c, std::path::Component::ParentDir))
+            .count(),
+        3
+    );
+    let src = work.join("src");
+    write(
+        &src.join(".claude-plugin/marketplace.json"),
+        &json!({"name": escaping, "owner": {"name": "x"}, "plugins": []}).to_string(),
+    );
+    git(&src, &["init", "-q"]);
+    git(&src, &["add", "-A"]);
+    git(&src, &["commit", "-q", "-m", "evil"]);
+    let bare = work.join("mkt.git");
+    git(
+        &work,
+        &["clone", "-q", "--bare", "src", bare.to_str().expect("utf8")],
+    );
+    let url = format!("file://{}", bare.display());
+    let o = home.fails(&work, &["plugin", "marketplace", "add", &url]);
+    let err = stderr(&o);
+    assert!(
+        err.contains(".claude-plugin/marketplace.json") && err.contains("field \"name\""),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(victim.join("precious.txt"))
+            .ok()
+            .as_deref(),
+        Some("keep me")
+    );
+
+    write(
+        &home.path.join("plugins/known_marketplaces.json"),
+        &json!({ &escaping: {
+            "source": {"source": "git", "url": url},
+            "installLocation": home.path.join("plugins/marketplaces").join(&escaping),
+            "lastUpdated": "2026-01-01T00:00:00.000Z"
+        }})
+        .to_string(),
+    );
+    home.ok(&work, &["plugin", "marketplace", "remove", &escaping]);
+    assert_eq!(
+        std::fs::read_to_string(victim.join("precious.txt"))
+            .ok()
+            .as_deref(),
+        Some("keep me"),
+        "remove deleted a directory outside the Warden home"
+    );
+}
+
 // ------------------------------------------------------------------ git marketplace
 
 #[test]

@@ -201,6 +201,9 @@ pub struct ParsedGroup {
 /// Keys that may sit next to event names in an unwrapped hooks file without being events.
 const META_KEYS: &[&str] = &["description", "$schema"];
 
+/// Largest plugin hooks file read, in bytes (the same limit as the plugin loader's manifests).
+pub const MAX_HOOKS_FILE_BYTES: u64 = 1 << 20;
+
 /// Parses an object of `event name → [matcher group]` (the value of a `hooks` key).
 pub fn parse_hooks(
     events: &Value,
@@ -530,6 +533,18 @@ impl HookConfigBuilder {
             return;
         }
         let origin = path.display().to_string();
+        // A plugin's hooks file is someone else's: its size is checked before it is read.
+        if let Ok(m) = std::fs::metadata(path)
+            && m.len() > MAX_HOOKS_FILE_BYTES
+        {
+            return self.warn(
+                &origin,
+                format!(
+                    "hooks file is {} bytes, over the limit of {MAX_HOOKS_FILE_BYTES} bytes (skipped)",
+                    m.len()
+                ),
+            );
+        }
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) => return self.warn(&origin, format!("cannot read hooks file: {e} (skipped)")),

@@ -252,7 +252,13 @@ pub fn load_plugin_dir(dir: &Path, plugin: &str, warnings: &mut Vec<Warning>) ->
         );
     }
     for (path, segs, stem) in files {
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let text = match crate::frontmatter::read_file(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                warnings.push(Warning::new(&path, format!("cannot read: {e}; skipped")));
+                continue;
+            }
+        };
         let doc = match crate::frontmatter::parse(&text, &path) {
             Ok(d) => {
                 if d.lenient {

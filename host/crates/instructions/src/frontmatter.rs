@@ -24,6 +24,44 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+/// Largest skill, agent, command or rule file read, in bytes (the largest published `SKILL.md`
+/// is 74 KB). A plugin is someone else's files: without a limit one huge file would be read
+/// whole into memory and handed to the YAML parser.
+pub const MAX_FILE_BYTES: u64 = 2 << 20;
+
+/// Reads a skill, agent, command or rule file, refusing one that is not a regular file or is
+/// over [`MAX_FILE_BYTES`] before reading it (and never reading more than that).
+pub fn read_file(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    let too_large = |size: u64| {
+        std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "the file is {size} bytes, over the limit of {MAX_FILE_BYTES} bytes for skill, agent, command and rule files"
+            ),
+        )
+    };
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(too_large(meta.len()));
+    }
+    let mut buf = Vec::new();
+    std::fs::File::open(path)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(buf.len() as u64));
+    }
+    String::from_utf8(buf)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "not valid UTF-8"))
+}
+
 /// Keys that start a new value in the line parser even when the previous value is unfinished
 /// prose. Every field of skills, commands, subagents and rules is listed; anything else at
 /// column 0 (`user: "…"`, `Context: …`) inside a broken description stays part of it.

@@ -638,7 +638,7 @@ impl MemoryLoader {
             if self.rules.iter().any(|r| r.path == path) {
                 continue;
             }
-            let text = match std::fs::read_to_string(&path) {
+            let text = match crate::frontmatter::read_file(&path) {
                 Ok(t) => t,
                 Err(e) => {
                     self.warnings.push(Warning::new(

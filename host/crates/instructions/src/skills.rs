@@ -312,7 +312,7 @@ pub(crate) fn walk_md(
 
 /// Reads and parses a markdown component file, turning every problem into a warning.
 pub(crate) fn read_doc(path: &Path, warnings: &mut Vec<Warning>) -> Option<Document> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match frontmatter::read_file(path) {
         Ok(t) => t,
         Err(e) => {
             warnings.push(Warning::new(path, format!("cannot read: {e}; skipped")));
@@ -707,7 +707,7 @@ pub fn render(
 }
 
 fn count_frontmatter_lines(skill: &Skill) -> usize {
-    std::fs::read_to_string(&skill.path)
+    frontmatter::read_file(&skill.path)
         .ok()
         .and_then(|t| frontmatter::parse(&t, &skill.path).ok())
         .map_or(1, |d| d.body_line)

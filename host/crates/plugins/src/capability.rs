@@ -161,6 +161,12 @@ pub struct Grant {
     pub digest: String,
     /// Component name → granted capabilities.
     pub components: BTreeMap<String, Capabilities>,
+    /// Component name → sha256 (lowercase hex) of its `.wasm` file when the grant was given.
+    /// The tree digest says which plugin version was approved; this lets the runtime check,
+    /// just before linking, that the file it is about to run is the one approved, even when the
+    /// cache copy was modified after install. Empty in grants written before it existed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub component_digests: BTreeMap<String, String>,
     /// When the grant was given (ISO 8601 UTC).
     pub granted_at: String,
 }
@@ -171,9 +177,11 @@ impl Grant {
         self.components.get(name)
     }
 
-    /// The sha256 of a component's file when its capabilities were granted.
-    pub fn component_digest(&self, _name: &str) -> Option<&str> {
-        None
+    /// The sha256 (lowercase hex) recorded for a component's `.wasm` file; `None` for an unknown
+    /// component or a grant recorded before digests were kept (the caller decides whether to
+    /// run such a component).
+    pub fn component_digest(&self, component: &str) -> Option<&str> {
+        self.component_digests.get(component).map(String::as_str)
     }
 }
 

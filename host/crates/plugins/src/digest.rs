@@ -35,21 +35,32 @@ pub fn tree_digest(root: &Path) -> std::io::Result<String> {
             Kind::File => {
                 let meta = std::fs::metadata(&full)?;
                 let mode = if is_exec(&meta) { "755" } else { "644" };
-                let mut fh = Sha256::new();
-                let mut f = std::fs::File::open(&full)?;
-                let mut buf = vec![0u8; 64 * 1024];
-                loop {
-                    let n = f.read(&mut buf)?;
-                    if n == 0 {
-                        break;
-                    }
-                    fh.update(&buf[..n]);
-                }
-                h.update(format!("f {mode} {rel} {}\n", hex::encode(fh.finalize())));
+                h.update(format!("f {mode} {rel} {}\n", file_sha256(&full)?));
             }
         }
     }
     Ok(hex::encode(h.finalize()))
+}
+
+/// The sha256 (lowercase hex) of one file's bytes. Opened without blocking, so a FIFO planted
+/// in a tree is an error instead of a hang.
+pub fn file_sha256(path: &Path) -> std::io::Result<String> {
+    let mut f = crate::util::open_regular(path, false)?.ok_or_else(|| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, socket or device?)",
+        )
+    })?;
+    let mut fh = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        fh.update(&buf[..n]);
+    }
+    Ok(hex::encode(fh.finalize()))
 }
 
 enum Kind {

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use crate::diag::Diagnostic;
 use crate::loader::LoadedPlugin;
+use crate::util::{ReadLimitError, read_limited};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -49,20 +50,18 @@ pub(crate) fn check_plugin(p: &LoadedPlugin, diags: &mut Vec<Diagnostic>) {
 }
 
 fn check_file(path: &Path, kind: Kind, diags: &mut Vec<Diagnostic>) {
-    let text = match std::fs::read(path) {
-        Ok(b) => match String::from_utf8(b) {
-            Ok(t) => t,
-            Err(_) => {
-                diags.push(Diagnostic::error(
-                    path,
-                    format!(
-                        "{} file is not valid UTF-8; re-save it as UTF-8",
-                        kind.label()
-                    ),
-                ));
-                return;
-            }
-        },
+    let text = match read_limited(path, warden_instructions::frontmatter::MAX_FILE_BYTES) {
+        Ok(t) => t,
+        Err(ReadLimitError::NotUtf8) => {
+            diags.push(Diagnostic::error(
+                path,
+                format!(
+                    "{} file is not valid UTF-8; re-save it as UTF-8",
+                    kind.label()
+                ),
+            ));
+            return;
+        }
         Err(e) => {
             diags.push(Diagnostic::error(
                 path,

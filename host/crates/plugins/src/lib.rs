@@ -11,13 +11,16 @@
 pub mod capability;
 pub mod diag;
 pub mod digest;
+pub mod error;
 mod frontmatter;
 pub mod git;
 pub mod hooks;
+pub mod limits;
 pub mod loader;
 pub mod manager;
 pub mod manifest;
 pub mod marketplace;
+pub mod names;
 pub mod namespace;
 mod progress;
 pub mod store;

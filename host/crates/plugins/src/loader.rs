@@ -27,11 +27,12 @@ use serde_json::{Map, Value};
 
 use crate::diag::Diagnostic;
 use crate::hooks::{HookFlavor, check_hooks};
+use crate::limits::MAX_MANIFEST_BYTES;
 use crate::manifest::{
     ComponentSpec, ManifestSource, PluginManifest, declares_components, parse_manifest,
 };
 use crate::marketplace::{MarketplaceEntry, PluginSource};
-use crate::util::{locate_key, type_name};
+use crate::util::{locate_key, read_limited, type_name};
 use crate::warden::{WardenSection, parse_warden};
 
 /// Relative path of the manifest inside a plugin.
@@ -255,7 +256,7 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
     let mut text_holder = None;
     let mut raw_manifest = None;
     if mfile.is_file() {
-        let text = match std::fs::read_to_string(&mfile) {
+        let text = match read_limited(&mfile, MAX_MANIFEST_BYTES) {
             Ok(t) => t,
             Err(e) => {
                 diags.push(Diagnostic::error(&mfile, format!("cannot read: {e}")));
@@ -863,7 +864,13 @@ fn collect_md(
     }
     let mut stack = vec![(path.to_path_buf(), Vec::<String>::new())];
     let mut found = Vec::new();
+    // Resolved directories already walked: a symlink loop or DAG inside the plugin is walked
+    // once, not forever or exponentially.
+    let mut seen = std::collections::HashSet::new();
     while let Some((dir, prefix)) = stack.pop() {
+        if !seen.insert(dir.canonicalize().unwrap_or_else(|_| dir.clone())) {
+            continue;
+        }
         let Ok(rd) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -908,7 +915,7 @@ fn starts_with_frontmatter(p: &Path) -> bool {
 
 /// Reads and parses a JSON file; errors become diagnostics with line and column.
 pub(crate) fn read_json(path: &Path, diags: &mut Vec<Diagnostic>) -> Option<(Value, String)> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match read_limited(path, MAX_MANIFEST_BYTES) {
         Ok(t) => t,
         Err(e) => {
             diags.push(Diagnostic::error(path, format!("cannot read: {e}")));

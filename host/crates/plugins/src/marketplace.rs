@@ -10,7 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::diag::Diagnostic;
-use crate::util::{did_you_mean, has_parent_segment, is_kebab, locate_key, type_name};
+use crate::limits::MAX_MARKETPLACE_BYTES;
+use crate::names::check_path_name;
+use crate::util::{
+    did_you_mean, has_parent_segment, is_kebab, locate_key, read_limited, type_name,
+};
 
 /// Relative path of the catalog inside a marketplace directory.
 pub const MARKETPLACE_FILE: &str = ".claude-plugin/marketplace.json";
@@ -226,7 +230,7 @@ impl Marketplace {
 /// (the diagnostics say why).
 pub fn load_marketplace(dir: &Path, diags: &mut Vec<Diagnostic>) -> Option<Marketplace> {
     let file = dir.join(MARKETPLACE_FILE);
-    let text = match std::fs::read_to_string(&file) {
+    let text = match read_limited(&file, MAX_MARKETPLACE_BYTES) {
         Ok(t) => t,
         Err(e) => {
             diags.push(Diagnostic::error(
@@ -290,7 +294,18 @@ pub fn parse_marketplace(
             );
             None
         }
-        Some(Value::String(n)) if !n.is_empty() => {
+        Some(Value::String(n)) if check_path_name(n).is_err() => {
+            let reason = check_path_name(n).err().unwrap_or_default();
+            diags.push(
+                Diagnostic::error(
+                    file,
+                    format!("field \"name\": marketplace name `{n}` {reason}; it names a directory, so use kebab-case"),
+                )
+                .at(pos("name")),
+            );
+            None
+        }
+        Some(Value::String(n)) => {
             if !is_kebab(n) {
                 diags.push(
                     Diagnostic::warning(file, format!("marketplace name `{n}` is not kebab-case"))
@@ -507,6 +522,15 @@ fn parse_entry(
     let err = |diags: &mut Vec<Diagnostic>, msg: String| {
         diags.push(Diagnostic::error(file, format!("plugins[{i}] ({name}): {msg}")).at(pos))
     };
+    if let Err(reason) = check_path_name(name) {
+        err(
+            diags,
+            format!(
+                "field \"name\": `{name}` {reason}; an entry name names a directory, so use kebab-case"
+            ),
+        );
+        return None;
+    }
     let source = match o.get("source") {
         None => {
             err(diags, "`source` is required".into());

@@ -14,8 +14,9 @@ use serde_json::{Map, Value};
 use warden_config::Scope;
 
 use crate::capability::Grant;
-use crate::manager::PluginError;
-use crate::util::{to_json_bytes, write_atomic};
+use crate::error::PluginError;
+use crate::limits::MAX_STATE_BYTES;
+use crate::util::{ReadLimitError, read_limited, to_json_bytes, write_atomic};
 
 /// Where a marketplace catalog comes from (`known_marketplaces.json` `source`,
 /// `extraKnownMarketplaces.<name>.source`).
@@ -240,13 +241,21 @@ impl Store {
 fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(
     path: &Path,
 ) -> Result<T, PluginError> {
-    let text = match std::fs::read_to_string(path) {
+    let text = match read_limited(path, MAX_STATE_BYTES) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(T::default()),
-        Err(source) => {
+        Err(ReadLimitError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(T::default());
+        }
+        Err(ReadLimitError::Io(source)) => {
             return Err(PluginError::Io {
                 path: path.to_path_buf(),
                 source,
+            });
+        }
+        Err(e) => {
+            return Err(PluginError::State {
+                path: path.to_path_buf(),
+                message: e.to_string(),
             });
         }
     };

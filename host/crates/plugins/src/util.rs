@@ -145,6 +145,68 @@ pub(crate) fn sanitize(s: &str, replacement: char) -> String {
         .collect()
 }
 
+/// Opens `path` for reading without blocking on a FIFO (and, unless `follow`, without following
+/// a final symlink); `None` when what was opened is not a regular file.
+pub(crate) fn open_regular(path: &Path, follow: bool) -> std::io::Result<Option<std::fs::File>> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let nofollow = if follow { 0 } else { libc::O_NOFOLLOW };
+        o.custom_flags(libc::O_NONBLOCK | nofollow);
+    }
+    #[cfg(not(unix))]
+    let _ = follow;
+    let f = o.open(path)?;
+    Ok(f.metadata()?.is_file().then_some(f))
+}
+
+/// A file that could not be read within its size limit.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReadLimitError {
+    /// Reading failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Not a regular file.
+    #[error("not a regular file (a FIFO, socket or device?)")]
+    NotAFile,
+    /// Over the limit.
+    #[error(
+        "the file is {size} bytes, over the limit of {limit} bytes for this kind of file; it is not read"
+    )]
+    TooLarge {
+        /// Its size (at least).
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// Not UTF-8.
+    #[error("the file is not valid UTF-8")]
+    NotUtf8,
+}
+
+/// Reads a text file of at most `limit` bytes. The size is checked on the open handle before
+/// reading, and no more than `limit + 1` bytes are ever read, so neither a huge file nor one
+/// growing while it is read can make the process allocate more.
+pub(crate) fn read_limited(path: &Path, limit: u64) -> Result<String, ReadLimitError> {
+    use std::io::Read;
+    let f = open_regular(path, true)?.ok_or(ReadLimitError::NotAFile)?;
+    let size = f.metadata()?.len();
+    if size > limit {
+        return Err(ReadLimitError::TooLarge { size, limit });
+    }
+    let mut buf = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    f.take(limit + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(ReadLimitError::TooLarge {
+            size: buf.len() as u64,
+            limit,
+        });
+    }
+    String::from_utf8(buf).map_err(|_| ReadLimitError::NotUtf8)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -202,6 +202,17 @@ fn parse_component(
     diags: &mut Vec<Diagnostic>,
 ) -> Option<WardenComponent> {
     let here = pos(name);
+    // Component names key grants and may name files of the runtime; same rule as other names.
+    if let Err(reason) = crate::names::check_path_name(name) {
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!("field \"warden.components\": component name `{name}` {reason}; the component is refused"),
+            )
+            .at(here),
+        );
+        return None;
+    }
     let Value::Object(c) = c else {
         diags.push(
             Diagnostic::error(

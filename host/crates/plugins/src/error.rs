@@ -1,0 +1,167 @@
+//! The error of the plugin verbs and of the state files they read and write.
+
+use std::path::{Path, PathBuf};
+
+use warden_config::Scope;
+
+use crate::git::GitError;
+use crate::loader::LoadError;
+
+/// Errors of the plugin verbs. Each names the file or thing concerned and what to do next.
+#[derive(Debug, thiserror::Error)]
+pub enum PluginError {
+    /// No such plugin in the marketplace (Claude Code's wording).
+    #[error(
+        "Plugin \"{plugin}\" not found in marketplace \"{marketplace}\". Your local copy may be out of date — try `warden plugin marketplace update {marketplace}`."
+    )]
+    NotFound {
+        /// Plugin name.
+        plugin: String,
+        /// Marketplace name.
+        marketplace: String,
+    },
+    /// No known marketplace has this plugin.
+    #[error(
+        "Plugin \"{0}\" not found in any known marketplace. Add its marketplace with `warden plugin marketplace add`, or name it as <plugin>@<marketplace>."
+    )]
+    NotFoundAnywhere(String),
+    /// Several marketplaces have a plugin of this name.
+    #[error("Plugin \"{plugin}\" exists in several marketplaces ({}); name one: {plugin}@<marketplace>", marketplaces.join(", "))]
+    Ambiguous {
+        /// Plugin name.
+        plugin: String,
+        /// Candidates.
+        marketplaces: Vec<String>,
+    },
+    /// Not installed (in that scope).
+    #[error("Plugin \"{plugin}\" is not installed{}. Run `warden plugin list` to see installed plugins.", scope.map(|s| format!(" in scope {s}")).unwrap_or_default())]
+    NotInstalled {
+        /// Plugin id or name.
+        plugin: String,
+        /// Scope asked for.
+        scope: Option<Scope>,
+    },
+    /// No known marketplace of this name.
+    #[error(
+        "Marketplace \"{0}\" is not known. Run `warden plugin marketplace list`, or add it with `warden plugin marketplace add`."
+    )]
+    UnknownMarketplace(String),
+    /// A local path given to `marketplace add` does not exist.
+    #[error("Path does not exist: {}", .0.display())]
+    PathNotFound(PathBuf),
+    /// A marketplace source string could not be understood.
+    #[error(
+        "cannot understand marketplace source `{0}`: give a directory, a git URL with its scheme (https://, ssh://, git://, file://, git@host:path) or owner/repo"
+    )]
+    BadSource(String),
+    /// The marketplace file is invalid.
+    #[error("Failed to parse marketplace file at {}: Invalid schema: {details}", path.display())]
+    InvalidMarketplace {
+        /// The file.
+        path: PathBuf,
+        /// The errors, joined.
+        details: String,
+    },
+    /// A reserved marketplace name from a source outside github.com/anthropics.
+    #[error(
+        "marketplace name `{0}` is reserved for github.com/anthropics; rename the marketplace, or allow reserved names explicitly"
+    )]
+    ReservedName(String),
+    /// The plugin failed to load.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// A git command failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The installed tree does not match the marketplace's `sha256`.
+    #[error(
+        "digest mismatch for {plugin}: the marketplace entry pins sha256 {expected} but the fetched tree hashes to {actual}; nothing was installed. Check the marketplace entry or the source"
+    )]
+    DigestMismatch {
+        /// Plugin id.
+        plugin: String,
+        /// Pinned.
+        expected: String,
+        /// Computed.
+        actual: String,
+    },
+    /// The source type cannot be installed by Warden.
+    #[error(
+        "plugin \"{plugin}\" uses a `{kind}` source, which Warden cannot install yet; use a github, url, git-subdir or relative source"
+    )]
+    UnsupportedSource {
+        /// Plugin id.
+        plugin: String,
+        /// Source type.
+        kind: String,
+    },
+    /// The scope cannot be written.
+    #[error("scope `{0}` is read-only; use user, project or local")]
+    ReadOnlyScope(Scope),
+    /// A settings file could not be read.
+    #[error(transparent)]
+    Settings(#[from] warden_config::ConfigError),
+    /// A state file under `plugins/` is corrupt.
+    #[error("{}: {message}", path.display())]
+    State {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A name that becomes a path is unsafe (see [`crate::names`]).
+    #[error("{}: field \"{field}\": `{name}` cannot be used as a directory name: it {reason}", file.display())]
+    InvalidName {
+        /// The file the name was read from.
+        file: PathBuf,
+        /// The field holding it.
+        field: String,
+        /// The name.
+        name: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A directory under `$WARDEN_HOME/plugins/` cannot be used safely.
+    #[error(transparent)]
+    UnsafePath(#[from] crate::names::UnsafePath),
+    /// Copying a plugin went over one of its budgets (see [`crate::manager::CopyLimits`]).
+    #[error(
+        "{}: {what} exceeds the copy budget of {limit}; nothing was installed. If the plugin is legitimate, raise `plugins.copyLimits.{key}` in your user settings",
+        path.display()
+    )]
+    CopyBudget {
+        /// Where the budget ran out.
+        path: PathBuf,
+        /// What ran over (`the plugin's total size`, …).
+        what: String,
+        /// The limit, with its unit.
+        limit: String,
+        /// The setting that raises it.
+        key: &'static str,
+    },
+    /// A `plugins.copyLimits` setting is invalid.
+    #[error("{}: field \"plugins.copyLimits.{key}\": {message}", file.display())]
+    BadCopyLimit {
+        /// The settings file.
+        file: PathBuf,
+        /// The key.
+        key: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A filesystem operation failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PluginError + '_ {
+    move |source| PluginError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}

@@ -1,0 +1,577 @@
+//! The install pipeline: fetch into staging, load, hash, ask for consent, place in the cache,
+//! commit; and its inverse, uninstall.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use warden_config::Scope;
+
+use super::PluginManager;
+use super::cache::{mark_orphan, place_in_cache, sweep_stale};
+use super::copy::{CopyLimits, copy_tree};
+use super::report::{ConsentRequired, InstallOutcome, InstallReport, UninstallOutput};
+use crate::capability::{CapabilityRequest, Grant, format_diff};
+use crate::diag::Diagnostic;
+use crate::digest::tree_digest;
+use crate::error::{PluginError, io};
+use crate::git;
+use crate::loader::{LoadContext, MANIFEST_FILE, load_plugin_with};
+use crate::marketplace::{MARKETPLACE_FILE, Marketplace, MarketplaceEntry, PluginSource};
+use crate::names::{check_path_name, child_dir};
+use crate::namespace::{data_dir_name, plugin_id, split_plugin_id};
+use crate::store::{InstallRecord, MarketplaceSource, WardenRecord, edit_settings};
+use crate::util::now_iso;
+/// Options of [`PluginManager::install`] and [`PluginManager::update`].
+#[derive(Debug, Clone, Copy)]
+pub struct InstallOptions {
+    /// Scope (`user`, `project`, `local`).
+    pub scope: Scope,
+    /// Grant whatever the fetched copy requests without asking ([`Consent::AcceptAll`] when
+    /// true, [`Consent::Ask`] when false). A caller that showed the user a request should use
+    /// [`PluginManager::install_with_consent`] with [`Consent::AcceptDigest`] instead, so that
+    /// what gets installed is what was shown.
+    pub accept_capabilities: bool,
+}
+
+/// What the caller consents to for the capabilities an install or update requests.
+///
+/// A request that the existing grants already cover needs no consent whatever this says;
+/// `Consent` only decides what happens to a request that goes beyond them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Consent {
+    /// Grant nothing new: a request beyond the existing grants returns
+    /// [`InstallOutcome::NeedsConsent`] and changes nothing.
+    #[default]
+    Ask,
+    /// Grant whatever the fetched copy requests (`--yes`), sight unseen.
+    AcceptAll,
+    /// Grant the request that was shown for the tree with this sha256 (the
+    /// [`ConsentRequired::sha256`] of an earlier call). The source is fetched again, so when
+    /// the new copy hashes differently the call returns [`InstallOutcome::NeedsConsent`] for
+    /// the new copy (with [`ConsentRequired::approved_sha256`] set) and installs nothing, even
+    /// if the new copy would need no consent: the user approved one tree, not whatever the
+    /// source holds by now.
+    AcceptDigest(String),
+}
+
+impl From<bool> for Consent {
+    fn from(accept_capabilities: bool) -> Self {
+        if accept_capabilities {
+            Consent::AcceptAll
+        } else {
+            Consent::Ask
+        }
+    }
+}
+
+impl Default for InstallOptions {
+    fn default() -> Self {
+        InstallOptions {
+            scope: Scope::User,
+            accept_capabilities: false,
+        }
+    }
+}
+
+impl PluginManager {
+    /// `install <plugin>[@marketplace]` with [`Consent::AcceptAll`] or [`Consent::Ask`]
+    /// (`opts.accept_capabilities`); see [`PluginManager::install_with_consent`].
+    pub fn install(
+        &self,
+        spec: &str,
+        opts: &InstallOptions,
+    ) -> Result<InstallOutcome, PluginError> {
+        self.install_with_consent(spec, opts.scope, &Consent::from(opts.accept_capabilities))
+    }
+
+    /// `install <plugin>[@marketplace]`: fetch, stage, check, hash, ask for capabilities,
+    /// commit. A request beyond the existing grants that `consent` does not cover returns
+    /// [`InstallOutcome::NeedsConsent`] and changes nothing. Installing a plugin that is
+    /// already installed in `scope` also repairs its cache copy when that was modified.
+    pub fn install_with_consent(
+        &self,
+        spec: &str,
+        scope: Scope,
+        consent: &Consent,
+    ) -> Result<InstallOutcome, PluginError> {
+        let (name, mkt) = self.resolve(spec)?;
+        self.install_inner(&name, &mkt, scope, consent, false)
+    }
+
+    /// `update <plugin>` with [`Consent::AcceptAll`] or [`Consent::Ask`]
+    /// (`accept_capabilities`); see [`PluginManager::update_with_consent`].
+    pub fn update(
+        &self,
+        spec: &str,
+        scope: Option<Scope>,
+        accept_capabilities: bool,
+    ) -> Result<InstallOutcome, PluginError> {
+        self.update_with_consent(spec, scope, &Consent::from(accept_capabilities))
+    }
+
+    /// `update <plugin>`: refreshes a git marketplace, then installs the entry's current version
+    /// into the scope of the existing installation (default: the one for this directory, else
+    /// user). Same version and digest, with an intact cache copy ⇒ `up-to-date`; a modified
+    /// cache copy of that version is repaired. New capabilities not covered by `consent` ⇒
+    /// `NeedsConsent`.
+    pub fn update_with_consent(
+        &self,
+        spec: &str,
+        scope: Option<Scope>,
+        consent: &Consent,
+    ) -> Result<InstallOutcome, PluginError> {
+        let id = self.resolve_installed(spec)?;
+        let scope = self.installed_scope(&id, scope)?;
+        let (name, mkt) = split_plugin_id(&id);
+        let mkt = mkt.unwrap_or_default().to_string();
+        let known = self.store.known()?;
+        if let Some(k) = known.get(&mkt)
+            && !matches!(k.source, MarketplaceSource::Directory { .. })
+        {
+            self.marketplace_update(Some(&mkt))?;
+        }
+        self.install_inner(name, &mkt, scope, consent, true)
+    }
+
+    pub(super) fn installed_scope(
+        &self,
+        id: &str,
+        scope: Option<Scope>,
+    ) -> Result<Scope, PluginError> {
+        let installed = self.store.installed()?;
+        let recs = installed.plugins.get(id).cloned().unwrap_or_default();
+        if let Some(s) = scope {
+            return if recs.iter().any(|r| self.record_here(r, s)) {
+                Ok(s)
+            } else {
+                Err(PluginError::NotInstalled {
+                    plugin: id.to_string(),
+                    scope: Some(s),
+                })
+            };
+        }
+        for s in [Scope::Local, Scope::Project, Scope::User] {
+            if recs.iter().any(|r| self.record_here(r, s)) {
+                return Ok(s);
+            }
+        }
+        Err(PluginError::NotInstalled {
+            plugin: id.to_string(),
+            scope: None,
+        })
+    }
+
+    fn install_inner(
+        &self,
+        name: &str,
+        mkt_name: &str,
+        scope: Scope,
+        consent: &Consent,
+        is_update: bool,
+    ) -> Result<InstallOutcome, PluginError> {
+        let command = if is_update { "update" } else { "install" };
+        let settings = self.settings_file(scope)?;
+        let known = self.store.known()?;
+        let not_found = || PluginError::NotFound {
+            plugin: name.to_string(),
+            marketplace: mkt_name.to_string(),
+        };
+        let k = known.get(mkt_name).ok_or_else(not_found)?;
+        let m = self.read_catalog(&k.install_location)?;
+        let entry = m.entry(name).ok_or_else(not_found)?.clone();
+        let id = plugin_id(name, mkt_name);
+        // Both become cache directories; the catalog parser already refuses unsafe names, this
+        // also covers state files written by other tools.
+        for (field, value) in [("name", &m.name), ("plugins[].name", &entry.name)] {
+            check_path_name(value).map_err(|reason| PluginError::InvalidName {
+                file: m.root.join(MARKETPLACE_FILE),
+                field: field.into(),
+                name: value.clone(),
+                reason,
+            })?;
+        }
+        check_path_name(mkt_name).map_err(|reason| PluginError::InvalidName {
+            file: self.store.known_path(),
+            field: mkt_name.into(),
+            name: mkt_name.into(),
+            reason,
+        })?;
+
+        let tmp_root = self.store.tmp_dir();
+        std::fs::create_dir_all(&tmp_root).map_err(io(&tmp_root))?;
+        sweep_stale(&tmp_root);
+        let staging = tempfile::Builder::new()
+            .prefix("stage-")
+            .tempdir_in(&tmp_root)
+            .map_err(io(&tmp_root))?;
+        let plugin_dir = staging.path().join("plugin");
+        let limits = self.copy_limits()?;
+        let (git_sha, copy_warnings) =
+            self.fetch(&id, &m, &entry, staging.path(), &plugin_dir, limits)?;
+
+        let mfile = m.root.join(MARKETPLACE_FILE);
+        let loaded = load_plugin_with(
+            &plugin_dir,
+            &LoadContext {
+                entry: Some(&entry),
+                marketplace_file: Some(&mfile),
+            },
+        )?;
+        let digest = tree_digest(&plugin_dir).map_err(io(&plugin_dir))?;
+        if let Some(expected) = &entry.sha256
+            && *expected != digest
+        {
+            return Err(PluginError::DigestMismatch {
+                plugin: id,
+                expected: expected.clone(),
+                actual: digest,
+            });
+        }
+        let version = loaded
+            .manifest
+            .version
+            .clone()
+            .or_else(|| entry.version.clone())
+            .or_else(|| git_sha.as_ref().map(|s| s.chars().take(12).collect()))
+            .unwrap_or_else(|| "unknown".to_string());
+        if let Err(reason) = check_path_name(&version) {
+            let from_entry = entry.version.as_deref() == Some(version.as_str());
+            let file = if loaded.manifest.version.is_some() && !from_entry {
+                match m.entry_dir(&entry) {
+                    Some(d) => d.join(MANIFEST_FILE),
+                    None => PathBuf::from(format!("{id}: {MANIFEST_FILE}")),
+                }
+            } else {
+                m.root.join(MARKETPLACE_FILE)
+            };
+            return Err(PluginError::InvalidName {
+                file,
+                field: "version".into(),
+                name: version,
+                reason,
+            });
+        }
+
+        let mut installed = self.store.installed()?;
+        let previous = installed
+            .plugins
+            .get(&id)
+            .and_then(|recs| recs.iter().find(|r| self.record_here(r, scope)).cloned());
+        let request = CapabilityRequest {
+            plugin_id: id.clone(),
+            digest: digest.clone(),
+            components: loaded
+                .warden
+                .as_ref()
+                .map(|w| w.requests())
+                .unwrap_or_default(),
+        };
+        let mut warnings: Vec<Diagnostic> = copy_warnings;
+        warnings.extend(loaded.diagnostics.iter().cloned());
+
+        // The source alone cannot say whether the installation is current: its cache copy may
+        // have been modified since (what `verify` reports), and then it has to be restored.
+        let same_tree = previous
+            .as_ref()
+            .and_then(|p| p.warden.as_ref())
+            .is_some_and(|w| w.sha256 == digest);
+        let prev_intact = same_tree
+            && previous.as_ref().is_some_and(|p| {
+                p.install_path.is_dir()
+                    && tree_digest(&p.install_path).ok().as_deref() == Some(digest.as_str())
+            });
+        let repairing = same_tree && !prev_intact;
+
+        if is_update
+            && prev_intact
+            && let Some(prev) = &previous
+            && prev.version == version
+        {
+            return Ok(InstallOutcome::Installed(InstallReport {
+                command,
+                outcome: "up-to-date",
+                repaired: false,
+                plugin: id.clone(),
+                plugin_id: id.clone(),
+                scope,
+                version: version.clone(),
+                install_path: prev.install_path.clone(),
+                sha256: digest,
+                git_commit_sha: prev.git_commit_sha.clone(),
+                previous_version: None,
+                capabilities: request.components,
+                warnings,
+                message: format!("{id} is already at the latest version ({version})."),
+            }));
+        }
+
+        // Capabilities: an exact grant, a previous grant that already covers the request, an
+        // empty request, or explicit acceptance; otherwise ask. Acceptance of a digest is
+        // acceptance of that tree only: the source is fetched anew on every call, so a copy that
+        // hashes differently is not what the user saw, whether or not it asks for more.
+        let mut grants = self.store.grants()?;
+        let prev_grant = previous
+            .as_ref()
+            .and_then(|p| p.warden.as_ref())
+            .and_then(|w| grants.get(&id, &w.sha256))
+            .or_else(|| grants.latest(&id))
+            .cloned();
+        let exact = grants.get(&id, &digest).cloned();
+        let diff = request.beyond(exact.as_ref().or(prev_grant.as_ref()));
+        let approved_sha256 = match consent {
+            Consent::AcceptDigest(d) if !d.eq_ignore_ascii_case(&digest) => Some(d.clone()),
+            _ => None,
+        };
+        let accepted = match consent {
+            Consent::Ask => false,
+            Consent::AcceptAll => true,
+            Consent::AcceptDigest(_) => approved_sha256.is_none(),
+        };
+        if approved_sha256.is_some() || (!diff.is_empty() && !accepted) {
+            let requests = if diff.is_empty() {
+                "nothing beyond its current grant".to_string()
+            } else {
+                format_diff(&diff)
+            };
+            let message = match &approved_sha256 {
+                Some(approved) => format!(
+                    "needs consent: {id} {version} changed after its request was approved (sha256 {approved} → {digest}); nothing was changed. This copy requests {requests}"
+                ),
+                None => format!("needs consent: {id} {version} requests {requests}"),
+            };
+            return Ok(InstallOutcome::NeedsConsent(ConsentRequired {
+                command,
+                outcome: "needs-consent",
+                plugin_id: id,
+                version,
+                sha256: digest,
+                approved_sha256,
+                request,
+                diff,
+                message,
+            }));
+        }
+        let grant = Grant {
+            plugin_id: id.clone(),
+            digest: digest.clone(),
+            components: request.components.clone(),
+            component_digests: super::component_digests(&loaded)?,
+            granted_at: now_iso(),
+        };
+
+        let final_dir = place_in_cache(
+            &installed,
+            &self.store.root,
+            [mkt_name, name, version.as_str()],
+            &digest,
+            &plugin_dir,
+            staging.path(),
+        )?;
+
+        grants.put(grant);
+        self.store.write_grants(&grants)?;
+        let now = now_iso();
+        let record = InstallRecord {
+            scope,
+            install_path: final_dir.clone(),
+            version: version.clone(),
+            installed_at: previous
+                .as_ref()
+                .map(|p| p.installed_at.clone())
+                .unwrap_or_else(|| now.clone()),
+            last_updated: now,
+            project_path: self.project_path(scope),
+            git_commit_sha: git_sha.clone(),
+            warden: Some(WardenRecord {
+                sha256: digest.clone(),
+            }),
+            extra: {
+                let mut x = previous
+                    .as_ref()
+                    .map(|p| p.extra.clone())
+                    .unwrap_or_default();
+                x.insert("wardenEntry".into(), Value::Object(entry.raw.clone()));
+                x
+            },
+        };
+        let recs = installed.plugins.entry(id.clone()).or_default();
+        recs.retain(|r| !self.record_here(r, scope));
+        recs.push(record);
+        self.store.write_installed(&installed)?; // commit point
+        if !is_update {
+            let enable = entry
+                .raw
+                .get("defaultEnabled")
+                .and_then(Value::as_bool)
+                .or(loaded.manifest.default_enabled)
+                .unwrap_or(true);
+            edit_settings(&settings, |s| {
+                let ep = s.entry("enabledPlugins").or_insert_with(|| json!({}));
+                if !ep.is_object() {
+                    *ep = json!({});
+                }
+                if let Some(o) = ep.as_object_mut() {
+                    o.insert(id.clone(), Value::Bool(enable));
+                }
+            })?;
+        }
+        if let Some(prev) = &previous
+            && prev.install_path != final_dir
+            && !self
+                .store
+                .installed()?
+                .plugins
+                .values()
+                .flatten()
+                .any(|r| r.install_path == prev.install_path)
+        {
+            mark_orphan(&self.store.cache_dir(), &prev.install_path);
+        }
+        let message = if repairing {
+            format!(
+                "✔ Successfully repaired plugin: {id} {version} (scope: {scope}): its cache copy had been modified or removed and was restored from the source"
+            )
+        } else if is_update {
+            format!("✔ Successfully updated plugin: {id} to {version} (scope: {scope})")
+        } else {
+            format!("✔ Successfully installed plugin: {id} (scope: {scope})")
+        };
+        Ok(InstallOutcome::Installed(InstallReport {
+            command,
+            outcome: "ok",
+            repaired: repairing,
+            plugin: id.clone(),
+            plugin_id: id,
+            scope,
+            version,
+            install_path: final_dir,
+            sha256: digest,
+            git_commit_sha: git_sha,
+            previous_version: previous.map(|p| p.version),
+            capabilities: request.components,
+            warnings,
+            message,
+        }))
+    }
+
+    /// Fetches an entry's files into `dest` (inside `staging`); returns the git commit, if any.
+    fn fetch(
+        &self,
+        id: &str,
+        m: &Marketplace,
+        entry: &MarketplaceEntry,
+        staging: &Path,
+        dest: &Path,
+        limits: CopyLimits,
+    ) -> Result<(Option<String>, Vec<Diagnostic>), PluginError> {
+        match &entry.source {
+            PluginSource::Relative { .. } => {
+                let src = m.entry_dir(entry).ok_or_else(|| PluginError::NotFound {
+                    plugin: entry.name.clone(),
+                    marketplace: m.name.clone(),
+                })?;
+                let warnings = copy_tree(&src, &m.root, dest, limits, self.progress())?;
+                let head = git::head(&m.root)
+                    .ok()
+                    .filter(|_| m.root.join(".git").exists());
+                Ok((head, warnings))
+            }
+            PluginSource::Unsupported { kind } => Err(PluginError::UnsupportedSource {
+                plugin: id.to_string(),
+                kind: kind.clone(),
+            }),
+            src => {
+                let url = src.git_url().unwrap_or_default();
+                let (git_ref, sha) = src.git_pin();
+                let sub = match src {
+                    PluginSource::GitSubdir { path, .. } => Some(path.as_str()),
+                    _ => None,
+                };
+                let repo = staging.join("repo");
+                let pb = self.progress().spinner(format!("Cloning {url}"));
+                let res = git::clone(&url, &repo, git_ref, sha, sub);
+                pb.finish_and_clear();
+                let head = res?;
+                let src_dir = match sub {
+                    Some(p) => repo.join(p),
+                    None => repo.clone(),
+                };
+                if !src_dir.is_dir() {
+                    return Err(PluginError::Io {
+                        path: src_dir,
+                        source: std::io::Error::new(
+                            std::io::ErrorKind::NotFound,
+                            "path not found in the repository; check the entry's `path`",
+                        ),
+                    });
+                }
+                let warnings = copy_tree(&src_dir, &repo, dest, limits, self.progress())?;
+                Ok((Some(head), warnings))
+            }
+        }
+    }
+
+    /// `uninstall <plugin>`: removes the installation of `scope` (default: the one for this
+    /// directory), its `enabledPlugins` key, marks the cache copy orphaned, and when it was the
+    /// last installation deletes the data directory (unless `keep_data`) and the grants.
+    pub fn uninstall(
+        &self,
+        spec: &str,
+        scope: Option<Scope>,
+        keep_data: bool,
+    ) -> Result<UninstallOutput, PluginError> {
+        let id = self.resolve_installed(spec)?;
+        let scope = self.installed_scope(&id, scope)?;
+        let mut installed = self.store.installed()?;
+        let recs = installed.plugins.entry(id.clone()).or_default();
+        let Some(i) = recs.iter().position(|r| self.record_here(r, scope)) else {
+            return Err(PluginError::NotInstalled {
+                plugin: id,
+                scope: Some(scope),
+            });
+        };
+        let rec = recs.remove(i);
+        let last = recs.is_empty();
+        if last {
+            installed.plugins.remove(&id);
+        }
+        self.store.write_installed(&installed)?;
+        let settings = self.settings_file(scope)?;
+        if settings.exists() {
+            edit_settings(&settings, |m| {
+                if let Some(o) = m.get_mut("enabledPlugins").and_then(Value::as_object_mut) {
+                    o.remove(&id);
+                }
+            })?;
+        }
+        if !installed
+            .plugins
+            .values()
+            .flatten()
+            .any(|r| r.install_path == rec.install_path)
+        {
+            mark_orphan(&self.store.cache_dir(), &rec.install_path);
+        }
+        if last {
+            // Deleted only as `data/<name>` resolved: a `data` that is a symlink is not followed.
+            if !keep_data
+                && let Ok(dir) = child_dir(&self.store.root, &["data", &data_dir_name(&id)], false)
+            {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+            let mut g = self.store.grants()?;
+            if g.grants.remove(&id).is_some() {
+                self.store.write_grants(&g)?;
+            }
+        }
+        Ok(UninstallOutput {
+            command: "uninstall",
+            outcome: "ok",
+            message: format!("✔ Successfully uninstalled plugin: {id} (scope: {scope})"),
+            plugin: id.clone(),
+            plugin_id: id,
+            scope,
+            kept_data: keep_data && last,
+        })
+    }
+}

@@ -1,0 +1,534 @@
+//! The `plugin` and `plugin marketplace` verbs over `$WARDEN_HOME/plugins/`.
+//!
+//! [`PluginManager`] is what the CLI calls: one method per verb, each returning a `Serialize`
+//! struct (for `--json`) that also implements `Display` (the human text).
+//!
+//! | CLI | method |
+//! |---|---|
+//! | `warden plugin marketplace add <dir\|git URL\|owner/repo> [-s]` | [`PluginManager::marketplace_add`] |
+//! | `warden plugin marketplace list` | [`PluginManager::marketplace_list`] |
+//! | `warden plugin marketplace remove <name> [-s]` | [`PluginManager::marketplace_remove`] |
+//! | `warden plugin marketplace update [name]` | [`PluginManager::marketplace_update`] |
+//! | `warden plugin install <p>[@m] [-s] [--yes]` | [`PluginManager::install_with_consent`] |
+//! | `warden plugin update <p> [-s] [--yes]` | [`PluginManager::update_with_consent`] |
+//! | `warden plugin uninstall <p> [-s] [--keep-data]` | [`PluginManager::uninstall`] |
+//! | `warden plugin enable/disable <p> [-s]` | [`PluginManager::enable`] / [`PluginManager::disable`] |
+//! | `warden plugin list [--available]` | [`PluginManager::list`] |
+//! | `warden plugin verify` | [`PluginManager::verify`] |
+//! | `warden plugin grant <p>` | [`PluginManager::grant`] |
+//! | `warden plugin validate <dir>` | [`crate::validate()`] |
+//!
+//! The runtime uses [`PluginManager::active_plugins`], [`PluginManager::load_active`] and
+//! [`PluginManager::grant_for`].
+//!
+//! **Atomicity.** Install and update fetch and copy into a staging directory under
+//! `plugins/.tmp/` (same filesystem as the cache), hash it, check it, then `rename` it into
+//! `cache/<marketplace>/<plugin>/<version>/`. The same version with different contents goes to
+//! `<version>-<digest12>`, so a directory another installation records is never overwritten
+//! with other contents. An existing directory is re-hashed before it is reused: one modified
+//! since it was installed (what `verify` reports as tampered) is replaced by the staged copy,
+//! moved aside first and moved back if the rename fails. So `install` of an installed plugin and
+//! `update` both repair a tampered cache copy; `update` answers `up-to-date` only when the
+//! source and the cache copy both match the recorded digest. The commit point is the atomic
+//! rewrite of `installed_plugins.json`; a failure or kill before it leaves the previous version
+//! recorded and on disk. Leftover staging directories are swept on the next install.
+//!
+//! **Consent.** A request beyond the stored grants is granted only as [`Consent`] says. The CLI
+//! shows the request of a [`InstallOutcome::NeedsConsent`] and calls again with
+//! [`Consent::AcceptDigest`] of that outcome's digest; the source is fetched again for that
+//! call, and a copy that hashes differently is refused (another `NeedsConsent`), so the grant
+//! stored is always for the tree whose request the user saw.
+//!
+//! Differences from Claude Code, by design: directory-marketplace plugins are also run from the
+//! cache copy (Claude Code reads them from the source folder), so the recorded digest always
+//! describes what runs; `npm`, `archive` and `command` sources are recognised but refused.
+
+mod cache;
+mod copy;
+mod install;
+mod marketplace;
+mod report;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use warden_config::{Home, Scope};
+
+use crate::capability::{CapabilityRequest, Grant};
+use crate::digest::{file_sha256, tree_digest};
+use crate::error::io;
+use crate::loader::{LoadContext, LoadedPlugin, load_plugin_with};
+use crate::marketplace::{MarketplaceEntry, PluginSource, load_marketplace};
+use crate::namespace::{data_dir_name, plugin_id, split_plugin_id};
+use crate::progress::Progress;
+use crate::store::{InstallRecord, Store, edit_settings, enabled_plugins_in};
+use crate::util::now_iso;
+
+pub use crate::error::PluginError;
+pub use copy::{COPY_DELAY_ENV, CopyLimits};
+pub use install::{Consent, InstallOptions};
+pub use report::*;
+
+/// The plugin verbs, for one home directory and working directory.
+#[derive(Debug, Clone)]
+pub struct PluginManager {
+    home: Home,
+    cwd: PathBuf,
+    store: Store,
+    quiet: bool,
+    allow_reserved_names: bool,
+    copy_limits: Option<CopyLimits>,
+}
+
+impl PluginManager {
+    /// A manager over `home` for a session in `cwd`.
+    pub fn new(home: Home, cwd: impl Into<PathBuf>) -> Self {
+        let store = Store {
+            root: home.plugins_dir(),
+        };
+        PluginManager {
+            home,
+            cwd: cwd.into(),
+            store,
+            quiet: false,
+            allow_reserved_names: false,
+            copy_limits: None,
+        }
+    }
+
+    /// Hides progress bars (the CLI passes true under `--json` or without a TTY).
+    pub fn quiet(mut self, quiet: bool) -> Self {
+        self.quiet = quiet;
+        self
+    }
+
+    /// Allows reserved marketplace names (e.g. `claude-plugins-official`) from any source.
+    /// Off by default: Claude Code accepts them only from github.com/anthropics.
+    pub fn allow_reserved_names(mut self, allow: bool) -> Self {
+        self.allow_reserved_names = allow;
+        self
+    }
+
+    /// Uses these copy budgets instead of the user settings' `plugins.copyLimits`.
+    pub fn with_copy_limits(mut self, limits: CopyLimits) -> Self {
+        self.copy_limits = Some(limits);
+        self
+    }
+
+    /// The copy budgets: as set with [`PluginManager::with_copy_limits`], else the user
+    /// settings' `plugins.copyLimits` over the defaults. Only the user's own file counts: a
+    /// project's settings come with the repository and could raise them.
+    pub fn copy_limits(&self) -> Result<CopyLimits, PluginError> {
+        if let Some(l) = self.copy_limits {
+            return Ok(l);
+        }
+        let Some(file) = warden_config::settings_path(Scope::User, &self.cwd, &self.home) else {
+            return Ok(CopyLimits::default());
+        };
+        match warden_config::read_settings_file(&file)? {
+            Some(m) => CopyLimits::from_settings(&m, &file),
+            None => Ok(CopyLimits::default()),
+        }
+    }
+
+    /// The state files.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// `${CLAUDE_PLUGIN_DATA}` for a plugin id: `plugins/data/<id with [^A-Za-z0-9_-] → ->`.
+    pub fn data_dir(&self, plugin_id: &str) -> PathBuf {
+        self.store.data_dir().join(data_dir_name(plugin_id))
+    }
+
+    fn progress(&self) -> Progress {
+        Progress { quiet: self.quiet }
+    }
+
+    fn settings_file(&self, scope: Scope) -> Result<PathBuf, PluginError> {
+        warden_config::settings_path(scope, &self.cwd, &self.home)
+            .ok_or(PluginError::ReadOnlyScope(scope))
+    }
+
+    fn project_path(&self, scope: Scope) -> Option<PathBuf> {
+        match scope {
+            Scope::Project => Some(self.cwd.clone()),
+            Scope::Local => Some(warden_config::local_root(&self.cwd)),
+            _ => None,
+        }
+    }
+
+    fn record_here(&self, r: &InstallRecord, scope: Scope) -> bool {
+        r.scope == scope && r.project_path == self.project_path(scope)
+    }
+
+    /// Resolves `plugin[@marketplace]` against the known marketplaces.
+    fn resolve(&self, spec: &str) -> Result<(String, String), PluginError> {
+        if let (n, Some(m)) = split_plugin_id(spec) {
+            return Ok((n.to_string(), m.to_string()));
+        }
+        let known = self.store.known()?;
+        let mut hits = Vec::new();
+        for (mname, k) in &known {
+            let mut d = Vec::new();
+            if let Some(m) = load_marketplace(&k.install_location, &mut d)
+                && m.entry(spec).is_some()
+            {
+                hits.push(mname.clone());
+            }
+        }
+        match hits.len() {
+            0 => Err(PluginError::NotFoundAnywhere(spec.to_string())),
+            1 => Ok((spec.to_string(), hits.remove(0))),
+            _ => Err(PluginError::Ambiguous {
+                plugin: spec.to_string(),
+                marketplaces: hits,
+            }),
+        }
+    }
+
+    /// Resolves an installed plugin: a full id, an entry name, or a `plugin.json` name.
+    fn resolve_installed(&self, spec: &str) -> Result<String, PluginError> {
+        let installed = self.store.installed()?;
+        if installed.plugins.contains_key(spec) {
+            return Ok(spec.to_string());
+        }
+        let hits: Vec<&String> = installed
+            .plugins
+            .keys()
+            .filter(|id| split_plugin_id(id).0 == spec)
+            .collect();
+        match hits.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => {
+                // A plugin.json name that differs from the entry name.
+                for (id, recs) in &installed.plugins {
+                    if let Some(r) = recs.first()
+                        && let Ok(p) = crate::loader::load_plugin(&r.install_path)
+                        && p.name == spec
+                    {
+                        return Ok(id.clone());
+                    }
+                }
+                Err(PluginError::NotInstalled {
+                    plugin: spec.to_string(),
+                    scope: None,
+                })
+            }
+            many => Err(PluginError::Ambiguous {
+                plugin: spec.to_string(),
+                marketplaces: many
+                    .iter()
+                    .filter_map(|id| split_plugin_id(id).1.map(str::to_string))
+                    .collect(),
+            }),
+        }
+    }
+
+    /// `enable <plugin>`: writes `enabledPlugins[id] = true` in the scope's settings file
+    /// (default: the scope of the installation for this directory).
+    pub fn enable(&self, spec: &str, scope: Option<Scope>) -> Result<EnableOutput, PluginError> {
+        self.set_enabled(spec, scope, true)
+    }
+
+    /// `disable <plugin>`: writes `enabledPlugins[id] = false`.
+    pub fn disable(&self, spec: &str, scope: Option<Scope>) -> Result<EnableOutput, PluginError> {
+        self.set_enabled(spec, scope, false)
+    }
+
+    fn set_enabled(
+        &self,
+        spec: &str,
+        scope: Option<Scope>,
+        on: bool,
+    ) -> Result<EnableOutput, PluginError> {
+        let id = self.resolve_installed(spec)?;
+        let scope = match scope {
+            Some(s) => s,
+            None => self.installed_scope(&id, None).unwrap_or(Scope::User),
+        };
+        let settings = self.settings_file(scope)?;
+        edit_settings(&settings, |m| {
+            let ep = m.entry("enabledPlugins").or_insert_with(|| json!({}));
+            if !ep.is_object() {
+                *ep = json!({});
+            }
+            if let Some(o) = ep.as_object_mut() {
+                o.insert(id.clone(), Value::Bool(on));
+            }
+        })?;
+        let verb = if on { "enabled" } else { "disabled" };
+        Ok(EnableOutput {
+            command: if on { "enable" } else { "disable" },
+            outcome: "ok",
+            message: format!("✔ Successfully {verb} plugin: {id} (scope: {scope})"),
+            plugin: id.clone(),
+            plugin_id: id,
+            scope,
+            enabled: on,
+        })
+    }
+
+    /// Effective enablement of `id` for this directory: local > project > user explicit values,
+    /// else `default` (marketplace/plugin `defaultEnabled`, else true).
+    pub fn is_enabled(&self, id: &str, default: bool) -> bool {
+        for s in [Scope::Local, Scope::Project, Scope::User] {
+            if let Ok(p) = self.settings_file(s)
+                && let Some(v) = enabled_plugins_in(&p).get(id).and_then(Value::as_bool)
+            {
+                return v;
+            }
+        }
+        default
+    }
+
+    /// `list [--available]`.
+    pub fn list(&self, available: bool) -> Result<ListOutput, PluginError> {
+        let installed = self.store.installed()?;
+        let mut items = Vec::new();
+        for (id, recs) in &installed.plugins {
+            for r in recs {
+                items.push(PluginListItem {
+                    id: id.clone(),
+                    version: r.version.clone(),
+                    scope: r.scope,
+                    enabled: self.is_enabled(id, true),
+                    install_path: r.install_path.clone(),
+                    installed_at: r.installed_at.clone(),
+                    last_updated: r.last_updated.clone(),
+                    project_path: r.project_path.clone(),
+                    sha256: r.warden.as_ref().map(|w| w.sha256.clone()),
+                });
+            }
+        }
+        let mut avail = Vec::new();
+        if available {
+            for (mname, k) in self.store.known()? {
+                let mut d = Vec::new();
+                let Some(m) = load_marketplace(&k.install_location, &mut d) else {
+                    continue;
+                };
+                for e in m.plugins {
+                    let pid = plugin_id(&e.name, &mname);
+                    if !installed.plugins.contains_key(&pid) {
+                        avail.push(AvailablePlugin {
+                            plugin_id: pid,
+                            name: e.name,
+                            marketplace_name: mname.clone(),
+                            description: e.description,
+                            version: e.version,
+                            source: e.source,
+                        });
+                    }
+                }
+            }
+        }
+        Ok(ListOutput {
+            installed: items,
+            available: avail,
+        })
+    }
+
+    /// `verify`: re-hashes every installed cache copy and compares it with the recorded digest.
+    pub fn verify(&self) -> Result<VerifyOutput, PluginError> {
+        let installed = self.store.installed()?;
+        let mut out = Vec::new();
+        for (id, recs) in &installed.plugins {
+            for r in recs {
+                let expected = r.warden.as_ref().map(|w| w.sha256.clone());
+                let (status, actual) = if !r.install_path.is_dir() {
+                    (VerifyStatus::Missing, None)
+                } else {
+                    let actual = tree_digest(&r.install_path).ok();
+                    match &expected {
+                        None => (VerifyStatus::Unrecorded, actual),
+                        Some(e) if actual.as_ref() == Some(e) => (VerifyStatus::Ok, actual),
+                        Some(_) => (VerifyStatus::Tampered, actual),
+                    }
+                };
+                out.push(VerifyItem {
+                    plugin_id: id.clone(),
+                    scope: r.scope,
+                    install_path: r.install_path.clone(),
+                    status,
+                    expected,
+                    actual,
+                });
+            }
+        }
+        Ok(VerifyOutput {
+            ok: out
+                .iter()
+                .all(|i| matches!(i.status, VerifyStatus::Ok | VerifyStatus::Unrecorded)),
+            plugins: out,
+        })
+    }
+
+    /// The capability request of an installed plugin (for the CLI to print before `grant`).
+    pub fn capability_request(&self, spec: &str) -> Result<CapabilityRequest, PluginError> {
+        self.installed_request(spec).map(|(req, _, _)| req)
+    }
+
+    /// The request of an installed plugin, the loaded plugin and its installation.
+    fn installed_request(
+        &self,
+        spec: &str,
+    ) -> Result<(CapabilityRequest, LoadedPlugin, InstallRecord), PluginError> {
+        let id = self.resolve_installed(spec)?;
+        let installed = self.store.installed()?;
+        let rec = installed
+            .plugins
+            .get(&id)
+            .and_then(|r| r.first())
+            .cloned()
+            .ok_or(PluginError::NotInstalled {
+                plugin: id.clone(),
+                scope: None,
+            })?;
+        let entry = record_entry(&rec, &id);
+        let loaded = load_plugin_with(
+            &rec.install_path,
+            &LoadContext {
+                entry: entry.as_ref(),
+                marketplace_file: None,
+            },
+        )?;
+        let digest = rec
+            .warden
+            .as_ref()
+            .map(|w| w.sha256.clone())
+            .unwrap_or_default();
+        let req = CapabilityRequest {
+            plugin_id: id,
+            digest,
+            components: loaded
+                .warden
+                .as_ref()
+                .map(|w| w.requests())
+                .unwrap_or_default(),
+        };
+        Ok((req, loaded, rec))
+    }
+
+    /// `grant <plugin>`: grants an installed plugin everything it requests, for its recorded
+    /// digest. A cache copy modified since install is refused: the grant would otherwise record
+    /// the modified components under the digest of the tree that was approved.
+    pub fn grant(&self, spec: &str) -> Result<Grant, PluginError> {
+        let (req, loaded, rec) = self.installed_request(spec)?;
+        if tree_digest(&rec.install_path).ok().as_deref() != Some(req.digest.as_str()) {
+            return Err(PluginError::State {
+                path: rec.install_path,
+                message: format!(
+                    "does not match the digest recorded at install ({}); run `warden plugin verify`, and reinstall {} before granting it anything",
+                    if req.digest.is_empty() {
+                        "none"
+                    } else {
+                        &req.digest
+                    },
+                    req.plugin_id
+                ),
+            });
+        }
+        let g = Grant {
+            plugin_id: req.plugin_id.clone(),
+            digest: req.digest.clone(),
+            components: req.components,
+            component_digests: component_digests(&loaded)?,
+            granted_at: now_iso(),
+        };
+        let mut grants = self.store.grants()?;
+        grants.put(g.clone());
+        self.store.write_grants(&grants)?;
+        Ok(g)
+    }
+
+    /// The grant for a plugin version (`None`: nothing granted, run none of its components).
+    pub fn grant_for(&self, plugin_id: &str, digest: &str) -> Option<Grant> {
+        self.store.grants().ok()?.get(plugin_id, digest).cloned()
+    }
+
+    /// Installed plugins enabled for this directory, one installation each (local, then project,
+    /// then user).
+    pub fn active_plugins(&self) -> Result<Vec<ActivePlugin>, PluginError> {
+        let installed = self.store.installed()?;
+        let mut out = Vec::new();
+        for (id, recs) in &installed.plugins {
+            let Some(r) = [Scope::Local, Scope::Project, Scope::User]
+                .iter()
+                .find_map(|s| recs.iter().find(|r| self.record_here(r, *s)))
+            else {
+                continue;
+            };
+            let entry = record_entry(r, id);
+            let default = entry
+                .as_ref()
+                .and_then(|e| e.raw.get("defaultEnabled"))
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+            if !self.is_enabled(id, default) {
+                continue;
+            }
+            out.push(ActivePlugin {
+                plugin_id: id.clone(),
+                scope: r.scope,
+                install_path: r.install_path.clone(),
+                data_dir: self.data_dir(id),
+                version: r.version.clone(),
+                sha256: r.warden.as_ref().map(|w| w.sha256.clone()),
+                entry,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Loads every active plugin (with its recorded marketplace entry); failures are returned
+    /// next to the successes so one broken plugin never hides the others.
+    pub fn load_active(&self) -> Result<Vec<ActiveLoad>, PluginError> {
+        Ok(self
+            .active_plugins()?
+            .into_iter()
+            .map(|a| {
+                let r = load_plugin_with(
+                    &a.install_path,
+                    &LoadContext {
+                        entry: a.entry.as_ref(),
+                        marketplace_file: None,
+                    },
+                );
+                (a, r)
+            })
+            .collect())
+    }
+}
+
+/// The sha256 of each declared WASM component's file, recorded in its grant.
+fn component_digests(loaded: &LoadedPlugin) -> Result<BTreeMap<String, String>, PluginError> {
+    let mut out = BTreeMap::new();
+    for (name, c) in loaded.warden.iter().flat_map(|w| &w.components) {
+        out.insert(name.clone(), file_sha256(&c.path).map_err(io(&c.path))?);
+    }
+    Ok(out)
+}
+
+fn record_entry(r: &InstallRecord, id: &str) -> Option<MarketplaceEntry> {
+    let raw = r.extra.get("wardenEntry")?.as_object()?.clone();
+    let name = split_plugin_id(id).0.to_string();
+    Some(MarketplaceEntry {
+        name,
+        source: PluginSource::Relative {
+            path: String::new(),
+        },
+        strict: raw.get("strict").and_then(Value::as_bool).unwrap_or(true),
+        version: raw
+            .get("version")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        description: raw
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        sha256: None,
+        raw,
+    })
+}
