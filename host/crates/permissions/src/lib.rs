@@ -21,8 +21,9 @@ mod pattern;
 mod rules;
 pub mod shell;
 
-pub use engine::{
-    Access, Decision, HookDecision, Mode, Options, Permissions, PermissionsError, Verdict, Warning,
+pub use engine::Permissions;
+pub use engine::types::{
+    Access, Decision, HookDecision, Mode, Options, PermissionsError, Verdict, Warning,
 };
 pub use filter::if_filter_matches;
 pub use rules::{KNOWN_TOOLS, RuleKind};
