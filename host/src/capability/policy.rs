@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use warden_permissions::{Access, Decision, Permissions, Verdict};
+use warden_permissions::{Access, Permissions, Ruling, Verdict};
 
 use crate::runtime::Policy;
 
@@ -41,8 +41,8 @@ impl PermissionPolicy {
         &self.perms
     }
 
-    fn verdict(&self, d: Decision) -> Result<(), String> {
-        let from = |d: &Decision| match (&d.rule, &d.source) {
+    fn verdict(&self, d: Ruling) -> Result<(), String> {
+        let from = |d: &Ruling| match (&d.rule, &d.source) {
             (Some(_), Some(src)) => format!("{} (from {src})", d.reason),
             _ => d.reason.clone(),
         };

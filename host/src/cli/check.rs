@@ -12,8 +12,8 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use warden::runtime::{RuntimeConfig, UnrestrictedPolicy};
 use warden::session::{Session, SessionOptions, WasmRunner};
-use warden_hooks::{DispatchOptions, Event, PermissionDecision, dispatch};
-use warden_permissions::{HookDecision, Mode, Verdict};
+use warden_hooks::{DispatchOptions, Event, dispatch};
+use warden_permissions::{Decision, HookVerdict, Mode};
 
 /// Arguments.
 #[derive(clap::Args)]
@@ -113,12 +113,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             super::block_on_multi(dispatch(Event::PreToolUse, &event_input, &config, &dopts))?;
         let verdict = result.merged.permission_verdict();
         hook_reason = verdict.reason.clone();
-        hook_decision = match verdict.decision {
-            Some(PermissionDecision::Allow) => Some(HookDecision::Allow),
-            Some(PermissionDecision::Ask) => Some(HookDecision::Ask),
-            Some(PermissionDecision::Deny) => Some(HookDecision::Deny),
-            Some(PermissionDecision::Defer) | None => None,
-        };
+        hook_decision = verdict.decision;
         // Rules are evaluated against the rewritten input, as Claude Code does.
         if let Some(updated) = verdict.updated_input {
             tool_input = updated;
@@ -127,22 +122,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
     let decision = perms.decide(&args.tool, &tool_input, hook_decision);
     let (reason, rule, source) = match (hook_decision, decision.decision) {
-        (Some(HookDecision::Deny), Verdict::Deny) if decision.rule.is_none() => (
-            hook_reason.unwrap_or_else(|| decision.reason.clone()),
-            None,
-            Some("PreToolUse hook".to_string()),
-        ),
+        (Some(HookVerdict::Decided(Decision::Deny)), Decision::Deny) if decision.rule.is_none() => {
+            (
+                hook_reason.unwrap_or_else(|| decision.reason.clone()),
+                None,
+                Some("PreToolUse hook".to_string()),
+            )
+        }
         _ => (
             decision.reason.clone(),
             decision.rule.clone(),
             decision.source.clone(),
         ),
     };
-    let verdict = match decision.decision {
-        Verdict::Allow => "allow",
-        Verdict::Ask => "ask",
-        Verdict::Deny => "deny",
-    };
+    let verdict = decision.decision.as_str();
     if args.json {
         let out = json!({ "decision": verdict, "reason": reason, "rule": rule, "source": source, "warnings": warnings });
         println!("{out}");

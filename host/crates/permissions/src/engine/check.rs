@@ -7,9 +7,9 @@ use super::Permissions;
 use super::decide::host_of;
 use super::program::Analysed;
 use super::types::Access;
-use super::types::{Decision, Verdict};
 use super::{Facts, Guard};
 use crate::bash;
+use crate::decision::{Decision, Ruling};
 use crate::paths;
 use crate::rules::{RuleKind, first};
 use crate::shell::{ParsedCommand, SimpleCommand};
@@ -20,7 +20,7 @@ impl Permissions {
     ///
     /// As for the file tools, an existing symlink on the way is resolved (spec 2.4): deny
     /// and ask rules apply if they match the path or its target, an allow needs both.
-    pub fn check_path(&self, access: Access, path: &Path) -> Decision {
+    pub fn check_path(&self, access: Access, path: &Path) -> Ruling {
         let mut f = Facts::default();
         let path = paths::normalise(path);
         let names = self.spellings(path.clone(), &path, true);
@@ -34,9 +34,9 @@ impl Permissions {
     /// shell `-c` code is parsed and checked command by command. Inline code for other
     /// interpreters (`python -c`, `node -e`, …) cannot be analysed and is refused unless an
     /// allow rule matches the whole command.
-    pub fn check_exec(&self, argv: &[String], cwd: &Path) -> Decision {
+    pub fn check_exec(&self, argv: &[String], cwd: &Path) -> Ruling {
         let Some(prog) = argv.first() else {
-            return self.plain(Verdict::Deny, "empty argv");
+            return self.plain(Decision::Deny, "empty argv");
         };
         let mut words: Vec<String> = Vec::with_capacity(argv.len());
         words.push(bash::basename(prog).to_string());
@@ -83,7 +83,7 @@ impl Permissions {
                     .first(&self.allow, RuleKind::Allow, &keys, &full, false),
             );
             if f.deny.is_none() && f.ask.is_none() && f.allow.is_none() {
-                return self.plain(Verdict::Deny, "inline interpreter code cannot be checked; add an allow rule for this exact command to permit it");
+                return self.plain(Decision::Deny, "inline interpreter code cannot be checked; add an allow rule for this exact command to permit it");
             }
             f.guard = Some(Guard::Opaque("inline interpreter code".into()));
             if f.allow.is_some() {
@@ -106,9 +106,9 @@ impl Permissions {
     }
 
     /// Checks fetching `url` against `WebFetch` rules.
-    pub fn check_url(&self, url: &str) -> Decision {
+    pub fn check_url(&self, url: &str) -> Ruling {
         let Some(host) = host_of(url) else {
-            return self.plain(Verdict::Deny, "not an http(s) URL with a host");
+            return self.plain(Decision::Deny, "not an http(s) URL with a host");
         };
         let mut f = Facts::default();
         f.deny(self.deny.tool_level("WebFetch"));

@@ -4,27 +4,25 @@
 use serde_json::Value;
 
 use super::files::FileOp;
-use super::types::{Decision, HookDecision, Verdict};
 use super::{Auto, Facts, Guard, Permissions};
+use crate::decision::{Decision, HookVerdict, Ruling};
 use crate::paths;
 use crate::rules::{self, first};
 
 impl Permissions {
     /// Decides a tool call: rules merged across scopes, deny → ask → allow, then the mode.
-    /// `hook` is the merged PreToolUse decision, if any hook gave one.
-    pub fn decide(
-        &self,
-        tool_name: &str,
-        tool_input: &Value,
-        hook: Option<HookDecision>,
-    ) -> Decision {
+    /// `hook` is the merged PreToolUse verdict, if any hook gave one; a hook's `allow` never
+    /// overrides a deny or ask rule, its `deny` wins over everything, and `defer` is no opinion.
+    pub fn decide(&self, tool_name: &str, tool_input: &Value, hook: Option<HookVerdict>) -> Ruling {
         let tool = rules::canonical_tool(tool_name);
-        if hook == Some(HookDecision::Deny) {
-            return self.plain(Verdict::Deny, "blocked by a PreToolUse hook");
+        // A deferring hook has no opinion on the call itself; the rules decide.
+        let hook = hook.and_then(HookVerdict::decision);
+        if hook == Some(Decision::Deny) {
+            return self.plain(Decision::Deny, "blocked by a PreToolUse hook");
         }
         if tool == "EndConversation" {
             return self.plain(
-                Verdict::Allow,
+                Decision::Allow,
                 "EndConversation cannot be denied or prompted for",
             );
         }
@@ -75,7 +73,7 @@ impl Permissions {
                 None => {
                     if f.deny.is_none() {
                         return self
-                            .plain(Verdict::Deny, "WebFetch needs an http(s) URL with a host");
+                            .plain(Decision::Deny, "WebFetch needs an http(s) URL with a host");
                     }
                 }
             },

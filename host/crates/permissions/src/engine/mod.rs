@@ -1,5 +1,5 @@
 //! The permission engine: the compiled state of a session ([`Permissions`]) and how the facts
-//! gathered about one call become a [`Decision`].
+//! gathered about one call become a [`Ruling`].
 //!
 //! Each part of the engine lives in a child module and depends only on the modules listed
 //! before it (and on this one), so dependencies between files point one way:
@@ -19,6 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::decision::{Decision, Ruling};
 use crate::paths;
 use crate::rules::{self, CommandIndex, Hit, RuleSet, first};
 
@@ -33,7 +34,7 @@ mod spelling;
 pub(crate) mod types;
 
 use cache::{LinkCache, ParseCache};
-use types::{Decision, HookDecision, Mode, PermissionsError, Verdict, Warning};
+use types::{Mode, PermissionsError, Warning};
 
 #[derive(Debug, Clone)]
 struct Source {
@@ -139,24 +140,24 @@ impl Permissions {
         self.work_dirs.iter().any(|d| paths::is_within(p, d))
     }
 
-    fn finish(&self, f: Facts, hook: Option<HookDecision>) -> Decision {
+    fn finish(&self, f: Facts, hook: Option<Decision>) -> Ruling {
         let dont_ask = self.mode == Mode::DontAsk;
         if let Some(i) = f.deny {
-            return self.ruled(Verdict::Deny, &self.deny, i, "denied by a deny rule");
+            return self.ruled(Decision::Deny, &self.deny, i, "denied by a deny rule");
         }
         if let Some(i) = f.ask {
             return if dont_ask {
                 self.ruled(
-                    Verdict::Deny,
+                    Decision::Deny,
                     &self.ask,
                     i,
                     "an ask rule matches and dontAsk mode denies prompts",
                 )
             } else {
-                self.ruled(Verdict::Ask, &self.ask, i, "an ask rule matches")
+                self.ruled(Decision::Ask, &self.ask, i, "an ask rule matches")
             };
         }
-        if hook == Some(HookDecision::Ask) {
+        if hook == Some(Decision::Ask) {
             return self.prompt("a PreToolUse hook asked for confirmation");
         }
         match &f.guard {
@@ -173,48 +174,48 @@ impl Permissions {
             _ => {}
         }
         if self.mode == Mode::BypassPermissions {
-            return self.plain(Verdict::Allow, "bypassPermissions mode");
+            return self.plain(Decision::Allow, "bypassPermissions mode");
         }
-        if hook == Some(HookDecision::Allow) {
-            return self.plain(Verdict::Allow, "approved by a PreToolUse hook");
+        if hook == Some(Decision::Allow) {
+            return self.plain(Decision::Allow, "approved by a PreToolUse hook");
         }
         if let Some(Guard::Opaque(why)) = &f.guard {
             return self.prompt(&format!("cannot analyse this command ({why})"));
         }
         if let Some(i) = f.allow {
-            return self.ruled(Verdict::Allow, &self.allow, i, "allowed by an allow rule");
+            return self.ruled(Decision::Allow, &self.allow, i, "allowed by an allow rule");
         }
         match f.auto {
             Some(Auto::ReadOnly) => {
-                return self.plain(Verdict::Allow, "read-only inside the working directories");
+                return self.plain(Decision::Allow, "read-only inside the working directories");
             }
             Some(Auto::Edit) if self.mode == Mode::AcceptEdits => {
                 return self.plain(
-                    Verdict::Allow,
+                    Decision::Allow,
                     "acceptEdits mode: edit inside the working directories",
                 );
             }
             _ => {}
         }
         match self.mode {
-            Mode::Plan => self.plain(Verdict::Ask, "plan mode: only reads run without asking"),
+            Mode::Plan => self.plain(Decision::Ask, "plan mode: only reads run without asking"),
             _ => self.prompt("no rule allows this"),
         }
     }
 
-    fn prompt(&self, reason: &str) -> Decision {
+    fn prompt(&self, reason: &str) -> Ruling {
         if self.mode == Mode::DontAsk {
             self.plain(
-                Verdict::Deny,
+                Decision::Deny,
                 &format!("{reason}; dontAsk mode denies anything that would prompt"),
             )
         } else {
-            self.plain(Verdict::Ask, reason)
+            self.plain(Decision::Ask, reason)
         }
     }
 
-    fn plain(&self, decision: Verdict, reason: &str) -> Decision {
-        Decision {
+    fn plain(&self, decision: Decision, reason: &str) -> Ruling {
+        Ruling {
             decision,
             reason: reason.to_string(),
             rule: None,
@@ -222,9 +223,9 @@ impl Permissions {
         }
     }
 
-    fn ruled(&self, decision: Verdict, set: &RuleSet, i: usize, reason: &str) -> Decision {
+    fn ruled(&self, decision: Decision, set: &RuleSet, i: usize, reason: &str) -> Ruling {
         let r = &set.rules[i];
-        Decision {
+        Ruling {
             decision,
             reason: format!("{reason}: {}", r.text),
             rule: Some(r.text.clone()),

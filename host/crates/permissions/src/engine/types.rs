@@ -1,45 +1,8 @@
-//! The engine's plain data: decisions, the permission mode, the kinds of file access, session
-//! options, startup warnings and construction errors. Nothing here knows about rules.
+//! The engine's plain data: the permission mode, the kinds of file access, session options,
+//! startup warnings and construction errors. Nothing here knows about rules.
 
 use std::fmt;
 use std::path::PathBuf;
-
-/// What happens to a tool call or capability use.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Verdict {
-    /// Run it.
-    Allow,
-    /// Ask the user first.
-    Ask,
-    /// Refuse.
-    Deny,
-}
-
-/// The outcome of a permission check.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct Decision {
-    /// Allow, ask or deny.
-    pub decision: Verdict,
-    /// Why, in words fit for a user.
-    pub reason: String,
-    /// The rule that decided, as written in settings.
-    pub rule: Option<String>,
-    /// Where that rule came from: a settings file path or a scope/flag name.
-    pub source: Option<String>,
-}
-
-/// A PreToolUse hook's permission decision, combined with the rules by
-/// [`crate::Permissions::decide`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HookDecision {
-    /// The hook approved; deny and ask rules still apply.
-    Allow,
-    /// The hook wants the user asked.
-    Ask,
-    /// The hook blocked the call; nothing overrides this.
-    Deny,
-}
 
 /// Permission mode (spec 2.6).
 #[derive(
