@@ -13,7 +13,7 @@ use warden::runtime::{
     CallContext, DigestPin, FsGrant, Grant, Limits, Runtime, RuntimeConfig, ToolCallOutcome, World,
 };
 use warden::tools::{BuiltinTool, ToolOptions, ToolRunner, load_permissions};
-use warden_permissions::Verdict;
+use warden_permissions::Decision;
 
 const SECRET: &str = "SECRET_TOKEN=hunter2";
 
@@ -167,7 +167,7 @@ fn read_deny_holds_for_programs_the_bash_tool_runs() {
     assert_eq!(out.trim(), "3");
 }
 
-const TEXT_BASH_C: Verdict = Verdict::Ask;
+const TEXT_BASH_C: Decision = Decision::Ask;
 
 /// Where the capability boundary catches what the text-level decision lets through. Each row:
 /// the command, warden-permissions' text-level verdict, and whether the Bash tool is denied.
@@ -177,11 +177,11 @@ fn the_capability_boundary_catches_what_the_text_misses() {
     let perms = load_permissions(&p.dir, &p.opts).expect("permissions");
     let rows = [
         // Claude Code checks a symlink's target too (spec 2.4), so the text level sees this one.
-        ("cat link", Verdict::Deny),
-        ("bash -c 'git push'", Verdict::Ask),
-        ("sh -c 'cat .env'", Verdict::Ask),
-        ("python3 -c 'print(open(\".env\").read())'", Verdict::Ask),
-        ("find . -name .env -exec cat {} ;", Verdict::Ask),
+        ("cat link", Decision::Deny),
+        ("bash -c 'git push'", Decision::Ask),
+        ("sh -c 'cat .env'", Decision::Ask),
+        ("python3 -c 'print(open(\".env\").read())'", Decision::Ask),
+        ("find . -name .env -exec cat {} ;", Decision::Ask),
     ];
     for (command, text) in rows {
         let d = perms.decide("Bash", &json!({ "command": command }), None);
@@ -197,7 +197,7 @@ fn the_capability_boundary_catches_what_the_text_misses() {
     }
     // The Read tool on a symlink: both levels resolve `link` to `.env` (spec 2.4).
     let d = perms.decide("Read", &json!({ "file_path": p.dir.join("link") }), None);
-    assert_eq!(d.decision, Verdict::Deny, "{}", d.reason);
+    assert_eq!(d.decision, Decision::Deny, "{}", d.reason);
     assert_denied(
         &p.run("Read", json!({"file_path": "link"})),
         "Read link",
@@ -214,10 +214,10 @@ fn bash_deny_holds_for_every_spelling_of_the_program() {
     // `strip_git_globals`), so it is stricter than Claude Code there; it keeps Claude Code's
     // answer for `bash -c`. The capability boundary denies all of them.
     let cases = [
-        ("git push origin main", Verdict::Deny, Verdict::Deny),
-        ("git -C . push", Verdict::Ask, Verdict::Deny),
-        ("/usr/bin/git push", Verdict::Ask, Verdict::Deny),
-        ("bash -c 'git push'", Verdict::Ask, TEXT_BASH_C),
+        ("git push origin main", Decision::Deny, Decision::Deny),
+        ("git -C . push", Decision::Ask, Decision::Deny),
+        ("/usr/bin/git push", Decision::Ask, Decision::Deny),
+        ("bash -c 'git push'", Decision::Ask, TEXT_BASH_C),
     ];
     for (command, claude_code, engine) in cases {
         let text = perms.decide("Bash", &json!({ "command": command }), None);

@@ -10,6 +10,7 @@ use warden::session::{
     AskAnswer, AskRequest, Asker, DenyAsker, Session, SessionOptions, Step, ToolOutcome, ToolStatus,
 };
 use warden_config::Home;
+use warden_permissions::Decision;
 
 struct Project {
     _tmp: tempfile::TempDir,
@@ -166,7 +167,7 @@ fn a_pre_tool_use_hook_denies_before_the_tool_runs_and_is_named() {
         json!({"file_path": "out.txt", "content": "x"}),
         &Yes::default(),
     );
-    assert_eq!(o.decision, "deny");
+    assert_eq!(o.decision, Decision::Deny);
     assert!(
         matches!(&o.status, ToolStatus::Denied { message } if message.contains("no writes today")),
         "{o:?}"
@@ -230,12 +231,12 @@ fn rules_deny_and_an_ask_nobody_can_answer_is_a_denial() {
         json!({"file_path": "secret.txt"}),
         &Yes::default(),
     );
-    assert_eq!(o.decision, "deny");
+    assert_eq!(o.decision, Decision::Deny);
     assert_eq!(o.rule.as_deref(), Some("Read(./secret.txt)"));
     assert!(!steps(&o).contains(&Step::Execute));
 
     let o = call(&s, "Bash", json!({"command": "touch made.txt"}), &DenyAsker);
-    assert_eq!(o.decision, "ask");
+    assert_eq!(o.decision, Decision::Ask);
     assert!(
         matches!(&o.status, ToolStatus::Denied { message } if message.contains("nobody can be asked")),
         "{o:?}"

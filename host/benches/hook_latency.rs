@@ -22,10 +22,10 @@ use serde_json::{Value, json};
 use warden::hook_result::Decision;
 use warden::runtime::{
     CacheOutcome, CallContext, DigestPin, Grant, Limits, Runtime, RuntimeConfig,
-    UnrestrictedPolicy, World,
+    World,
 };
-use warden::session::{Session, SessionOptions, WasmRunner};
-use warden_hooks::{DispatchOptions, Event, dispatch};
+use warden::session::{Session, SessionOptions};
+use warden_hooks::{Event, dispatch};
 
 const JQ_HOOK: &str = r#"jq -e '(.tool_input.file_path // "") | test("(^|/)(\\.env(\\..*)?|[^/]*\\.pem|id_rsa[^/]*)$|(^|/)secrets/")' >/dev/null && echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"protected"}}'; exit 0"#;
 
@@ -297,21 +297,19 @@ fn report(tmp: &Path) {
     let home = warden_config::Home::new(tmp.join("home"));
     let value = event();
     let dispatch_stats = |plugin: &Path, n: usize| {
+        // A session as `warden hook` opens one (the user's rules as the guests' policy), with
+        // the pooling allocator of a long-lived host.
         let mut opts = SessionOptions::new("/tmp", home.clone());
         opts.plugin_dirs = vec![plugin.to_path_buf()];
-        let session = Session::load(&opts);
+        opts.runtime = RuntimeConfig::default();
+        let session = Arc::new(Session::load(&opts));
         let config = session.hook_config();
         assert!(config.warnings.is_empty(), "{:?}", config.warnings);
-        let runner = Arc::new(WasmRunner::new(
-            &session,
-            RuntimeConfig::default(),
-            Arc::new(UnrestrictedPolicy),
-        ));
-        let dopts = DispatchOptions::new("/tmp").with_wasm_runner(runner);
+        let dopts = session.dispatch_options().expect("dispatch options");
         let mut samples = Vec::new();
         for i in 0..n + n / 10 {
             let started = Instant::now();
-            let r = rt_tokio.block_on(dispatch(Event::PreToolUse, &value, &config, &dopts));
+            let r = rt_tokio.block_on(dispatch(Event::PreToolUse, &value, config, &dopts));
             let d = started.elapsed();
             assert_eq!(r.handlers.len(), 10);
             assert!(r.merged.permission_verdict().decision.is_some());

@@ -28,7 +28,7 @@ use warden_instructions::{
     CommandRunner, Context, ContextOptions, LoadReason, MemoryFile, PluginContent, RenderError,
     RenderOptions, RenderedSkill, SkillSource, Warning,
 };
-use warden_permissions::{Permissions, PermissionsError, Verdict};
+use warden_permissions::{Decision, Permissions, PermissionsError};
 
 use crate::session::Session;
 
@@ -183,9 +183,9 @@ impl PermissionCheckedRunner {
             _ => d.reason.clone(),
         };
         match d.decision {
-            Verdict::Allow => Ok(()),
-            Verdict::Deny => Err(format!("permission check failed: denied by {origin}")),
-            Verdict::Ask => Err(format!(
+            Decision::Allow => Ok(()),
+            Decision::Deny => Err(format!("permission check failed: denied by {origin}")),
+            Decision::Ask => Err(format!(
                 "permission check failed: `{command}` needs approval ({origin}), and injected \
                  commands cannot ask; allow it with a Bash rule in permissions.allow or in the \
                  skill's allowed-tools"

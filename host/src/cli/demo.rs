@@ -142,8 +142,12 @@ fn hooks_on_sample_events(session: &Arc<Session>) -> anyhow::Result<()> {
             .or_else(|| input.get("command"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        let deny = result.merged.permission_verdict().decision
-            == Some(warden_hooks::PermissionDecision::Deny);
+        let deny = result
+            .merged
+            .permission_verdict()
+            .decision
+            .and_then(warden_hooks::HookVerdict::decision)
+            == Some(warden_hooks::Decision::Deny);
         if deny {
             denied += 1;
         }

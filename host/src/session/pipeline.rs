@@ -23,8 +23,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use warden_hooks::{DispatchResult, Event, HandlerReport, Outcome, PermissionDecision, dispatch};
-use warden_permissions::{HookDecision, Verdict};
+use warden_hooks::{DispatchResult, Event, HandlerReport, Outcome, dispatch};
+use warden_permissions::{Decision, HookVerdict};
 
 use super::{Session, SessionError};
 use crate::runtime::{CallContext, Limits, ToolCallOutcome};
@@ -161,8 +161,8 @@ pub struct ToolOutcome {
     pub tool_use_id: String,
     /// The input as it was decided on and run (after `updatedInput`).
     pub input: Value,
-    /// `allow`, `ask` or `deny`: the permission decision (before any asking).
-    pub decision: &'static str,
+    /// The permission decision (before any asking).
+    pub decision: Decision,
     /// Why.
     pub reason: String,
     /// The rule that decided, as written.
@@ -187,7 +187,7 @@ impl ToolOutcome {
             tool: tool.to_string(),
             tool_use_id,
             input,
-            decision: "allow",
+            decision: Decision::Allow,
             reason: String::new(),
             rule: None,
             source: None,
@@ -198,21 +198,13 @@ impl ToolOutcome {
     }
 
     fn deny(&mut self, message: String) {
-        self.decision = "deny";
+        self.decision = Decision::Deny;
         self.status = ToolStatus::Denied { message };
     }
 }
 
 fn micros(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_micros()).unwrap_or(u64::MAX)
-}
-
-fn verdict_str(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Allow => "allow",
-        Verdict::Ask => "ask",
-        Verdict::Deny => "deny",
-    }
 }
 
 /// How far to run.
@@ -298,7 +290,7 @@ impl Session {
             micros: micros(t),
         });
         if let Some(message) = problem {
-            out.decision = "deny";
+            out.decision = Decision::Deny;
             out.reason = message.clone();
             out.status = ToolStatus::InvalidInput { message };
             return Ok(out);
@@ -312,12 +304,7 @@ impl Session {
         let verdict = pre.merged.permission_verdict();
         out.additional_context
             .extend(pre.merged.additional_context.iter().cloned());
-        let hook = match verdict.decision {
-            Some(PermissionDecision::Allow) => Some(HookDecision::Allow),
-            Some(PermissionDecision::Ask) => Some(HookDecision::Ask),
-            Some(PermissionDecision::Deny) => Some(HookDecision::Deny),
-            Some(PermissionDecision::Defer) | None => None,
-        };
+        let hook: Option<HookVerdict> = verdict.decision;
         if let Some(updated) = verdict.updated_input
             && updated.is_object()
         {
@@ -328,13 +315,15 @@ impl Session {
                 None => None,
             };
             if let Some(message) = problem {
-                out.decision = "deny";
+                out.decision = Decision::Deny;
                 out.reason = format!("a PreToolUse hook's updatedInput is invalid: {message}");
                 out.status = ToolStatus::InvalidInput { message };
                 return Ok(out);
             }
         }
-        let deciding_hook = hook.and_then(|d| deciding_handler(&pre, d));
+        let deciding_hook = hook
+            .and_then(HookVerdict::decision)
+            .and_then(|d| deciding_handler(&pre, d));
 
         // 3. Rules and mode.
         let t = Instant::now();
@@ -346,22 +335,19 @@ impl Session {
                 .clone()
                 .unwrap_or_else(|| format!("mode {}", rules.mode().as_str())),
             source: decided.source.clone(),
-            decision: verdict_str(decided.decision).into(),
+            decision: decided.decision.as_str().into(),
             detail: Some(decided.reason.clone()),
             micros: micros(t),
         });
-        out.decision = verdict_str(decided.decision);
-        match (&deciding_hook, hook, decided.decision) {
+        out.decision = decided.decision;
+        match (
+            &deciding_hook,
+            hook.and_then(HookVerdict::decision),
+            decided.decision,
+        ) {
             // A hook's deny, or a hook's allow/ask that the rules let stand, is the hook's
             // decision: name the hook and keep its reason.
-            (Some((label, source)), Some(h), v)
-                if decided.rule.is_none()
-                    && matches!(
-                        (h, v),
-                        (HookDecision::Deny, Verdict::Deny)
-                            | (HookDecision::Allow, Verdict::Allow)
-                            | (HookDecision::Ask, Verdict::Ask)
-                    ) =>
+            (Some((label, source)), Some(h), v) if decided.rule.is_none() && h == v =>
             {
                 out.reason = verdict
                     .reason
@@ -378,7 +364,7 @@ impl Session {
         }
 
         if until == Until::Decision {
-            if decided.decision == Verdict::Deny {
+            if decided.decision == Decision::Deny {
                 out.status = ToolStatus::Denied {
                     message: out.reason.clone(),
                 };
@@ -388,12 +374,12 @@ impl Session {
 
         // 4. Ask.
         match decided.decision {
-            Verdict::Deny => {
+            Decision::Deny => {
                 let m = out.reason.clone();
                 out.deny(m);
                 return Ok(out);
             }
-            Verdict::Ask => {
+            Decision::Ask => {
                 let t = Instant::now();
                 let answer = asker.ask(&AskRequest {
                     tool: tool_name,
@@ -428,7 +414,7 @@ impl Session {
                     return Ok(out);
                 }
             }
-            Verdict::Allow => {}
+            Decision::Allow => {}
         }
 
         // 5. Execute in a fresh sandbox.
@@ -673,12 +659,8 @@ fn trace_handlers(trace: &mut Vec<TraceStep>, step: Step, result: &DispatchResul
 }
 
 /// The first handler whose own answer is the merged decision: (label, source).
-fn deciding_handler(result: &DispatchResult, d: HookDecision) -> Option<(String, String)> {
-    let want = match d {
-        HookDecision::Allow => "allow",
-        HookDecision::Ask => "ask",
-        HookDecision::Deny => "deny",
-    };
+fn deciding_handler(result: &DispatchResult, d: Decision) -> Option<(String, String)> {
+    let want = d.as_str();
     result.handlers.iter().find_map(|h| {
         let (decision, _) = handler_decision(h);
         let same = decision == want || (want == "deny" && decision == "block");

@@ -96,7 +96,10 @@ fn percentiles(
         .map(|_| {
             let t = Instant::now();
             let r = rt.block_on(dispatch(Event::PreToolUse, &input, cfg, opts));
-            assert_eq!(r.merged.permission, Some(PermissionDecision::Allow));
+            assert_eq!(
+                r.merged.permission,
+                Some(HookVerdict::Decided(Decision::Allow))
+            );
             t.elapsed()
         })
         .collect();

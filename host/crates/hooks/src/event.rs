@@ -1,10 +1,9 @@
-//! The hook event catalogue (spec 1.3): names, matcher fields, blocking power and the handler
-//! types each event accepts.
+//! The hook event catalogue (spec 1.3): names, matcher fields and blocking power. Which handler
+//! types each event accepts is with the handler types (`handler.rs`), so this file depends on
+//! no other.
 
 use std::fmt;
 use std::str::FromStr;
-
-use crate::handler::HandlerType;
 
 /// A hook event, named exactly as Claude Code names it (names are case-sensitive).
 ///
@@ -195,33 +194,6 @@ impl Event {
                 | Event::PermissionRequest
                 | Event::PermissionDenied
         )
-    }
-
-    /// Whether handlers of `ty` may be attached to this event (spec 1.6). WASM handlers are
-    /// accepted wherever command handlers are, since they stand in for them.
-    pub fn supports(self, ty: HandlerType) -> bool {
-        use HandlerType as T;
-        let all_five = matches!(
-            self,
-            Event::PermissionDenied
-                | Event::PermissionRequest
-                | Event::PostToolBatch
-                | Event::PostToolUse
-                | Event::PostToolUseFailure
-                | Event::PreToolUse
-                | Event::Stop
-                | Event::SubagentStop
-                | Event::TaskCompleted
-                | Event::TaskCreated
-                | Event::TeammateIdle
-                | Event::UserPromptExpansion
-                | Event::UserPromptSubmit
-        );
-        match ty {
-            T::Command | T::McpTool | T::Wasm => true,
-            T::Http => !matches!(self, Event::SessionStart | Event::Setup),
-            T::Prompt | T::Agent => all_five,
-        }
     }
 
     /// Whether this event may receive `CLAUDE_ENV_FILE` (spec 1.8).

@@ -1,6 +1,6 @@
 //! Running handlers: command processes, HTTP requests and WASM components (through
-//! [`WasmHookRunner`]). Every runner produces a raw result; classification lives in
-//! [`crate::output`].
+//! [`WasmHookRunner`]). Every runner produces a raw result; `output.rs` classifies it (and
+//! depends on this file, not the other way round).
 
 use std::collections::BTreeMap;
 use std::future::Future;

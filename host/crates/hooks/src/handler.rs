@@ -66,6 +66,35 @@ impl HandlerType {
     }
 }
 
+impl Event {
+    /// Whether handlers of `ty` may be attached to this event (spec 1.6). WASM handlers are
+    /// accepted wherever command handlers are, since they stand in for them.
+    pub fn supports(self, ty: HandlerType) -> bool {
+        use HandlerType as T;
+        let all_five = matches!(
+            self,
+            Event::PermissionDenied
+                | Event::PermissionRequest
+                | Event::PostToolBatch
+                | Event::PostToolUse
+                | Event::PostToolUseFailure
+                | Event::PreToolUse
+                | Event::Stop
+                | Event::SubagentStop
+                | Event::TaskCompleted
+                | Event::TaskCreated
+                | Event::TeammateIdle
+                | Event::UserPromptExpansion
+                | Event::UserPromptSubmit
+        );
+        match ty {
+            T::Command | T::McpTool | T::Wasm => true,
+            T::Http => !matches!(self, Event::SessionStart | Event::Setup),
+            T::Prompt | T::Agent => all_five,
+        }
+    }
+}
+
 /// `onFailure` of command, http and wasm handlers (spec 1.11).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OnFailure {

@@ -13,6 +13,10 @@
 //! 3. the host reads [`MergedResult::permission_verdict`] for the permission engine, or prints
 //!    [`to_cc_output`] for the `warden hook <Event>` bridge.
 //!
+//! Hooks speak the permission rules' vocabulary: a merged PreToolUse decision is a
+//! [`HookVerdict`] (a [`Decision`] or `defer`, merged `deny > defer > ask > allow`), which
+//! [`warden_permissions::Permissions::decide`] takes as it is.
+//!
 //! ```no_run
 //! # use std::sync::Arc;
 //! # use warden_hooks::*;
@@ -81,10 +85,10 @@ pub use input::{
     UserPromptSubmit, WorktreeCreate, WorktreeRemove,
 };
 pub use matcher::{Matcher, MatcherError};
-pub use merge::{
-    MergedResult, PermissionDecision, PermissionVerdict, merge, render_stdout, to_cc_output,
-};
+pub use merge::{MergedResult, PermissionVerdict, merge, render_stdout, to_cc_output};
 pub use output::{
     Classified, MAX_OUTPUT_CHARS, Outcome, PREVIEW_CHARS, cap_text, classify_raw, validate_output,
 };
 pub use typed_result::{CcOutput, TypedHookResult};
+/// The decision vocabulary hooks share with the permission rules (see [`warden_permissions`]).
+pub use warden_permissions::{Decision, HookVerdict};

@@ -4,50 +4,27 @@
 use std::path::Path;
 
 use serde_json::{Map, Value};
+use warden_permissions::{Decision, HookVerdict};
 
 use crate::event::Event;
 use crate::output::{Classified, Outcome, cap_text};
 
-/// A PreToolUse permission decision. Ordered by restrictiveness: `Deny > Defer > Ask > Allow`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum PermissionDecision {
-    /// Skip the prompt.
-    Allow,
-    /// Force a prompt.
-    Ask,
-    /// Defer the call (`-p` only).
-    Defer,
-    /// Block the call.
-    Deny,
-}
-
-impl PermissionDecision {
-    /// The JSON spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PermissionDecision::Allow => "allow",
-            PermissionDecision::Ask => "ask",
-            PermissionDecision::Defer => "defer",
-            PermissionDecision::Deny => "deny",
-        }
-    }
-
-    fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "allow" | "approve" => PermissionDecision::Allow,
-            "ask" => PermissionDecision::Ask,
-            "defer" => PermissionDecision::Defer,
-            "deny" | "block" => PermissionDecision::Deny,
-            _ => return None,
-        })
+/// Reads a PreToolUse decision as hooks write it: Claude Code's words, plus the deprecated
+/// top-level `approve` (allow) and `block` (deny).
+fn parse_hook_verdict(s: &str) -> Option<HookVerdict> {
+    match s {
+        "approve" => Some(Decision::Allow.into()),
+        "block" => Some(Decision::Deny.into()),
+        _ => HookVerdict::parse(s),
     }
 }
 
 /// The typed verdict hooks give the permission engine for a tool event.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PermissionVerdict {
-    /// Most restrictive decision (`None`: hooks expressed no opinion).
-    pub decision: Option<PermissionDecision>,
+    /// Most restrictive decision, `deny > defer > ask > allow` (`None`: hooks expressed no
+    /// opinion). [`warden_permissions::Permissions::decide`] takes it as it is.
+    pub decision: Option<HookVerdict>,
     /// Reasons given with that decision, joined by newlines.
     pub reason: Option<String>,
     /// Replacement tool input (last handler to finish wins).
@@ -71,8 +48,8 @@ pub struct MergedResult {
     pub block_reasons: Vec<String>,
     /// Exit-2 messages on events that cannot block (shown to Claude or the user instead).
     pub feedback: Vec<String>,
-    /// `PreToolUse` decision (most restrictive).
-    pub permission: Option<PermissionDecision>,
+    /// `PreToolUse` decision (most restrictive: `deny > defer > ask > allow`).
+    pub permission: Option<HookVerdict>,
     /// Reasons given with the winning decision.
     pub permission_reasons: Vec<String>,
     /// `PermissionRequest` decision object (`deny` beats `allow`).
@@ -132,7 +109,7 @@ impl MergedResult {
         match self.event {
             Event::PreToolUse => {
                 v.decision = if self.blocked {
-                    Some(PermissionDecision::Deny)
+                    Some(Decision::Deny.into())
                 } else {
                     self.permission
                 };
@@ -146,11 +123,11 @@ impl MergedResult {
             Event::PermissionRequest => {
                 if let Some(d) = &self.permission_request {
                     let deny = d.get("behavior").and_then(Value::as_str) == Some("deny");
-                    v.decision = Some(if deny {
-                        PermissionDecision::Deny
+                    v.decision = Some(HookVerdict::Decided(if deny {
+                        Decision::Deny
                     } else {
-                        PermissionDecision::Allow
-                    });
+                        Decision::Allow
+                    }));
                     v.reason = d.get("message").and_then(Value::as_str).map(str::to_string);
                     v.interrupt = d.get("interrupt").and_then(Value::as_bool).unwrap_or(false);
                     if let Some(u) = d.get("updatedInput") {
@@ -165,7 +142,7 @@ impl MergedResult {
             }
             _ => {
                 if self.blocked {
-                    v.decision = Some(PermissionDecision::Deny);
+                    v.decision = Some(Decision::Deny.into());
                     v.reason = Some(self.block_reasons.join("\n"));
                 }
             }
@@ -295,14 +272,14 @@ pub(crate) fn merge_iter<'a>(
                     .and_then(Value::as_str)
                 {
                     Some(d) => (
-                        PermissionDecision::parse(d),
+                        parse_hook_verdict(d),
                         hso.and_then(|h| h.get("permissionDecisionReason"))
                             .and_then(Value::as_str)
                             .map(str::to_string),
                     ),
                     // Deprecated top-level form: "approve" → allow, "block" → deny.
                     None => (
-                        decision.and_then(PermissionDecision::parse),
+                        decision.and_then(parse_hook_verdict),
                         (!reason.is_empty()).then(|| reason.clone()),
                     ),
                 };

@@ -50,8 +50,8 @@ async fn bash_python_and_wasm_hooks_make_the_same_decision() {
         common::wasm_plugin_config(dir.path(), "PreToolUse", "Read|Bash", json!({"timeout": 5}));
     let opts = common::opts(dir.path()).with_wasm_runner(common::guard_runner());
     for (cmd, expected) in [
-        ("rm -rf /", PermissionDecision::Deny),
-        ("ls -la", PermissionDecision::Allow),
+        ("rm -rf /", HookVerdict::Decided(Decision::Deny)),
+        ("ls -la", HookVerdict::Decided(Decision::Allow)),
     ] {
         let input = common::pre_tool("Bash", json!({"command": cmd}));
         let mut verdicts = Vec::new();
@@ -137,7 +137,7 @@ async fn a_hanging_hook_with_on_failure_block_blocks() {
     .await;
     assert!(r.merged.blocked);
     let v = r.merged.permission_verdict();
-    assert_eq!(v.decision, Some(PermissionDecision::Deny));
+    assert_eq!(v.decision, Some(HookVerdict::Decided(Decision::Deny)));
     assert!(
         v.reason
             .unwrap()
@@ -426,7 +426,10 @@ async fn wasm_only_runs_just_the_wasm_handlers() {
     .await;
     assert_eq!(r.handlers.len(), 1);
     assert_eq!(r.handlers[0].handler_type, HandlerType::Wasm);
-    assert_eq!(r.merged.permission, Some(PermissionDecision::Allow));
+    assert_eq!(
+        r.merged.permission,
+        Some(HookVerdict::Decided(Decision::Allow))
+    );
     let (out, code, _) = to_cc_output(&r.merged, Event::PreToolUse);
     assert_eq!(code, 0);
     assert_eq!(out["hookSpecificOutput"]["permissionDecision"], "allow");

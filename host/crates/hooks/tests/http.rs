@@ -100,7 +100,7 @@ async fn posts_input_json_and_applies_the_decision() {
     let v = r.merged.permission_verdict();
     assert_eq!(
         (v.decision, v.reason.as_deref()),
-        (Some(PermissionDecision::Deny), Some("remote"))
+        (Some(HookVerdict::Decided(Decision::Deny)), Some("remote"))
     );
     let (head, body) = seen.0.lock().unwrap()[0].clone();
     assert!(head.starts_with("POST /hook HTTP/1.1"));

@@ -38,7 +38,7 @@ fn exit_other_than_0_or_2_is_a_failure_even_with_allow_json() {
     let m = merge(Event::PreToolUse, &json!({}), &[c], None);
     assert_eq!(
         m.permission_verdict().decision,
-        Some(PermissionDecision::Deny)
+        Some(HookVerdict::Decided(Decision::Deny))
     );
 }
 
@@ -134,7 +134,7 @@ fn permission_request_is_denied() {
     let c = block(Event::PermissionRequest, RawOutcome::timed_out());
     let m = merge(Event::PermissionRequest, &json!({}), &[c], None);
     let v = m.permission_verdict();
-    assert_eq!(v.decision, Some(PermissionDecision::Deny));
+    assert_eq!(v.decision, Some(HookVerdict::Decided(Decision::Deny)));
     let (out, _, _) = to_cc_output(&m, Event::PermissionRequest);
     assert_eq!(out["hookSpecificOutput"]["decision"]["behavior"], "deny");
 }

@@ -80,7 +80,7 @@ fn exit_0_json_is_applied() {
         Event::PreToolUse,
         &[run(Event::PreToolUse, 0, &pre_allow(), "")],
     );
-    assert_eq!(m.permission, Some(PermissionDecision::Allow));
+    assert_eq!(m.permission, Some(HookVerdict::Decided(Decision::Allow)));
 }
 
 #[test]
@@ -155,7 +155,7 @@ fn exit_2_blocks_even_if_json_says_allow_and_json_is_still_read() {
     assert_eq!(m.system_messages, vec!["read me".to_string()]);
     assert_eq!(
         m.permission_verdict().decision,
-        Some(PermissionDecision::Deny)
+        Some(HookVerdict::Decided(Decision::Deny))
     );
 }
 
@@ -186,7 +186,7 @@ fn other_exit_with_schema_valid_json_lets_json_decide_without_error() {
     let c = run(Event::PreToolUse, 1, &deny, "oops");
     assert_eq!(c.outcome, Outcome::Success);
     let m = merged(Event::PreToolUse, &[c]);
-    assert_eq!(m.permission, Some(PermissionDecision::Deny));
+    assert_eq!(m.permission, Some(HookVerdict::Decided(Decision::Deny)));
     assert!(m.errors.is_empty());
 }
 
@@ -382,10 +382,10 @@ fn pre_tool_use_decisions_merge_most_restrictive_first() {
         )
     };
     let order = [
-        ("allow", PermissionDecision::Allow),
-        ("ask", PermissionDecision::Ask),
-        ("defer", PermissionDecision::Defer),
-        ("deny", PermissionDecision::Deny),
+        ("allow", HookVerdict::Decided(Decision::Allow)),
+        ("ask", HookVerdict::Decided(Decision::Ask)),
+        ("defer", HookVerdict::Defer),
+        ("deny", HookVerdict::Decided(Decision::Deny)),
     ];
     for (i, (hi, expected)) in order.iter().enumerate() {
         for (lo, _) in &order[..i] {
@@ -408,7 +408,7 @@ fn deprecated_pre_tool_use_decision_values_are_mapped() {
     );
     assert_eq!(
         merged(Event::PreToolUse, &[approve]).permission,
-        Some(PermissionDecision::Allow)
+        Some(HookVerdict::Decided(Decision::Allow))
     );
     let block = run(
         Event::PreToolUse,
@@ -419,7 +419,7 @@ fn deprecated_pre_tool_use_decision_values_are_mapped() {
     let m = merged(Event::PreToolUse, &[block]);
     assert_eq!(
         m.permission_verdict().decision,
-        Some(PermissionDecision::Deny)
+        Some(HookVerdict::Decided(Decision::Deny))
     );
     assert_eq!(m.permission_verdict().reason.as_deref(), Some("no"));
 }
@@ -456,7 +456,7 @@ fn permission_request_behaviour_and_deny_wins() {
     let e = Event::PermissionRequest;
     let m = merged(e, &[run(e, 0, &allow.to_string(), "")]);
     let v = m.permission_verdict();
-    assert_eq!(v.decision, Some(PermissionDecision::Allow));
+    assert_eq!(v.decision, Some(HookVerdict::Decided(Decision::Allow)));
     assert_eq!(v.updated_permissions.len(), 1);
     let m = merged(
         e,
@@ -468,7 +468,7 @@ fn permission_request_behaviour_and_deny_wins() {
     let v = m.permission_verdict();
     assert_eq!(
         (v.decision, v.interrupt, v.reason.as_deref()),
-        (Some(PermissionDecision::Deny), true, Some("no"))
+        (Some(HookVerdict::Decided(Decision::Deny)), true, Some("no"))
     );
     let (out, code, _) = to_cc_output(&m, e);
     assert_eq!(out["hookSpecificOutput"]["decision"]["behavior"], "deny");

@@ -11,8 +11,26 @@
 //! Paths are normalised lexically, and file checks also resolve symlinks on the way (spec
 //! 2.4): a deny or ask rule applies if it matches the path or its target, an allow only if it
 //! matches both. Nothing else touches the filesystem.
+//!
+//! # Decision vocabulary
+//!
+//! One set of words describes what happens to a call, wherever it is decided:
+//!
+//! - [`Decision`] — `allow`, `ask` or `deny`, spelled as Claude Code spells them (`as_str`,
+//!   `parse`, `Display`, serde) and ordered by restrictiveness, `deny > ask > allow`.
+//! - [`HookVerdict`] — what the merged PreToolUse hooks said: a [`Decision`], or `defer`
+//!   (hand the call to the caller of a `-p` run). Hooks merge as `deny > defer > ask > allow`.
+//!   `warden-hooks` produces it; [`Permissions::decide`] takes it as it is, and reads `defer`
+//!   as no opinion.
+//! - [`Ruling`] — the rules' answer from `decide` and the `check_*` methods: a [`Decision`]
+//!   with the reason, and the rule and settings file that gave it.
+//!
+//! A hook's `allow` never overrides a deny or ask rule; a hook's `deny` wins over everything.
+//! Conversions between these types are `From` impls in one module, so callers never map one
+//! onto another by hand.
 
 mod bash;
+mod decision;
 mod engine;
 mod filter;
 mod fxhash;
@@ -21,8 +39,8 @@ mod pattern;
 mod rules;
 pub mod shell;
 
-pub use engine::{
-    Access, Decision, HookDecision, Mode, Options, Permissions, PermissionsError, Verdict, Warning,
-};
+pub use decision::{Decision, HookVerdict, Ruling, UnknownDecision};
+pub use engine::Permissions;
+pub use engine::types::{Access, Mode, Options, PermissionsError, Warning};
 pub use filter::if_filter_matches;
 pub use rules::{KNOWN_TOOLS, RuleKind};

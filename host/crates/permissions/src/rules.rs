@@ -772,6 +772,9 @@ pub fn scalar_matches(v: &serde_json::Value, pat: &Wildcard) -> bool {
     }
 }
 
+/// A rule hit: the index of the matching rule in its [`RuleSet`], if one matched.
+pub type Hit = Option<usize>;
+
 /// The earlier of two rule hits.
 pub fn first(a: Option<usize>, b: Option<usize>) -> Option<usize> {
     match (a, b) {

@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use serde_json::json;
 use warden_config::{Scope, Settings, SettingsFile};
 use warden_permissions::{
-    Access, HookDecision, Mode, Options, Permissions, Verdict, if_filter_matches,
+    Access, Decision, HookVerdict, Mode, Options, Permissions, if_filter_matches,
 };
 
 fn engine(allow: &[String], deny: &[String], mode: Mode) -> Permissions {
@@ -69,15 +69,15 @@ proptest! {
         sep in prop_oneof![Just(" && "), Just(" | "), Just("; "), Just(" || ")],
         other in "[a-z]{1,6}",
         m in mode(),
-        hook in prop_oneof![Just(None), Just(Some(HookDecision::Allow)), Just(Some(HookDecision::Ask))],
+        hook in prop_oneof![Just(None), Just(Some(HookVerdict::Decided(Decision::Allow))), Just(Some(HookVerdict::Decided(Decision::Ask))), Just(Some(HookVerdict::Defer))],
     ) {
         let allow = vec![format!("Bash({prog} *)"), format!("Bash({other} *)"), "Bash".to_string(), format!("Read(**)")];
         let deny = vec![format!("Bash({prog} *)"), "Read(//secret/**)".to_string()];
         let p = engine(&allow, &deny, m);
         let cmd = format!("{other} x{sep}{prog} {args}");
-        prop_assert_eq!(p.decide("Bash", &json!({"command": cmd}), hook).decision, Verdict::Deny);
-        prop_assert_eq!(p.decide("Read", &json!({"file_path": "/secret/k"}), hook).decision, Verdict::Deny);
-        prop_assert_eq!(p.check_path(Access::Write, std::path::Path::new("/secret/k")).decision, Verdict::Deny);
+        prop_assert_eq!(p.decide("Bash", &json!({"command": cmd}), hook).decision, Decision::Deny);
+        prop_assert_eq!(p.decide("Read", &json!({"file_path": "/secret/k"}), hook).decision, Decision::Deny);
+        prop_assert_eq!(p.check_path(Access::Write, std::path::Path::new("/secret/k")).decision, Decision::Deny);
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use warden_config::{Scope, Settings, SettingsFile};
 use warden_permissions::{
-    Access, HookDecision, Mode, Options, Permissions, Verdict, if_filter_matches,
+    Access, Decision, HookVerdict, Mode, Options, Permissions, if_filter_matches,
 };
 
 const CWD: &str = "/work/proj";
@@ -61,15 +61,15 @@ fn engine_mode(allow: &[&str], ask: &[&str], deny: &[&str], mode: Mode) -> Permi
     )
 }
 
-fn bash(p: &Permissions, cmd: &str) -> Verdict {
+fn bash(p: &Permissions, cmd: &str) -> Decision {
     p.decide("Bash", &json!({ "command": cmd }), None).decision
 }
 
-fn tool(p: &Permissions, name: &str, input: Value) -> Verdict {
+fn tool(p: &Permissions, name: &str, input: Value) -> Decision {
     p.decide(name, &input, None).decision
 }
 
-use Verdict::{Allow, Ask, Deny};
+use Decision::{Allow, Ask, Deny};
 
 // ---- 2.1 grammar -------------------------------------------------------------------------
 
@@ -293,8 +293,12 @@ fn untrusted_project_allow_is_ignored_with_warning_deny_applies() {
 fn hook_deny_beats_everything_including_bypass() {
     let p = engine_mode(&["Bash"], &[], &[], Mode::BypassPermissions);
     assert_eq!(
-        p.decide("Bash", &json!({"command": "ls"}), Some(HookDecision::Deny))
-            .decision,
+        p.decide(
+            "Bash",
+            &json!({"command": "ls"}),
+            Some(HookVerdict::Decided(Decision::Deny))
+        )
+        .decision,
         Deny
     );
 }
@@ -306,7 +310,7 @@ fn hook_allow_never_overrides_deny_or_ask() {
         p.decide(
             "Bash",
             &json!({"command": "rm x"}),
-            Some(HookDecision::Allow)
+            Some(HookVerdict::Decided(Decision::Allow))
         )
         .decision,
         Deny
@@ -315,7 +319,7 @@ fn hook_allow_never_overrides_deny_or_ask() {
         p.decide(
             "Bash",
             &json!({"command": "git push"}),
-            Some(HookDecision::Allow)
+            Some(HookVerdict::Decided(Decision::Allow))
         )
         .decision,
         Ask
@@ -324,7 +328,7 @@ fn hook_allow_never_overrides_deny_or_ask() {
         p.decide(
             "Bash",
             &json!({"command": "make"}),
-            Some(HookDecision::Allow)
+            Some(HookVerdict::Decided(Decision::Allow))
         )
         .decision,
         Allow
@@ -842,7 +846,7 @@ fn dont_ask_permits_only_allow_rules_read_only_and_hooks() {
         p.decide(
             "Bash",
             &json!({"command": "cargo build"}),
-            Some(HookDecision::Allow)
+            Some(HookVerdict::Decided(Decision::Allow))
         )
         .decision,
         Allow

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 use warden_config::{Scope, Settings, SettingsFile};
-use warden_permissions::{Access, Mode, Options, Permissions, Verdict};
+use warden_permissions::{Access, Decision, Mode, Options, Permissions};
 
-use Verdict::{Allow, Ask, Deny};
+use Decision::{Allow, Ask, Deny};
 
 /// A scratch tree: `<root>/proj` is the working directory, `<root>/out` lies outside it.
 struct Tree {
@@ -69,19 +69,19 @@ fn engine(t: &Tree, allow: &[&str], deny: &[&str]) -> Permissions {
     engine_at(&t.proj, &t.root.join("home"), allow, deny, Mode::Default)
 }
 
-fn tool(p: &Permissions, name: &str, input: Value) -> Verdict {
+fn tool(p: &Permissions, name: &str, input: Value) -> Decision {
     p.decide(name, &input, None).decision
 }
 
-fn read(p: &Permissions, path: &Path) -> Verdict {
+fn read(p: &Permissions, path: &Path) -> Decision {
     tool(p, "Read", json!({ "file_path": path.to_string_lossy() }))
 }
 
-fn edit(p: &Permissions, name: &str, path: &Path) -> Verdict {
+fn edit(p: &Permissions, name: &str, path: &Path) -> Decision {
     tool(p, name, json!({ "file_path": path.to_string_lossy() }))
 }
 
-fn bash(p: &Permissions, cmd: &str) -> Verdict {
+fn bash(p: &Permissions, cmd: &str) -> Decision {
     p.decide("Bash", &json!({ "command": cmd }), None).decision
 }
 

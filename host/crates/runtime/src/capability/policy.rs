@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use warden_permissions::{Access, Decision, Permissions, Verdict};
+use warden_permissions::{Access, Decision, Permissions, Ruling};
 
 use crate::Policy;
 
@@ -41,16 +41,16 @@ impl PermissionPolicy {
         &self.perms
     }
 
-    fn verdict(&self, d: Decision) -> Result<(), String> {
-        let from = |d: &Decision| match (&d.rule, &d.source) {
+    fn verdict(&self, d: Ruling) -> Result<(), String> {
+        let from = |d: &Ruling| match (&d.rule, &d.source) {
             (Some(_), Some(src)) => format!("{} (from {src})", d.reason),
             _ => d.reason.clone(),
         };
         match d.decision {
-            Verdict::Allow => Ok(()),
-            Verdict::Ask if self.ask == AskAt::Allow => Ok(()),
-            Verdict::Ask => Err(format!("needs approval: {}", from(&d))),
-            Verdict::Deny => Err(from(&d)),
+            Decision::Allow => Ok(()),
+            Decision::Ask if self.ask == AskAt::Allow => Ok(()),
+            Decision::Ask => Err(format!("needs approval: {}", from(&d))),
+            Decision::Deny => Err(from(&d)),
         }
     }
 }
