@@ -123,7 +123,13 @@ fn a_hook_deny_beats_an_allow_rule_and_no_hooks_skips_it() {
     let input = r#"{"file_path":".env"}"#;
     let v = verdict(&proj, &home, "Read", input, &["--plugin-dir", plugin]);
     assert_eq!(v["decision"], "deny");
-    assert_eq!(v["source"], "PreToolUse hook");
+    // The answer names the hook and the plugin it came from.
+    assert!(
+        v["source"].as_str().is_some_and(
+            |s| s.starts_with("PreToolUse hook") && s.contains("protect-secrets@--plugin-dir")
+        ),
+        "{v}"
+    );
     assert!(
         v["reason"]
             .as_str()

@@ -401,3 +401,132 @@ fn hooks_obey_the_users_rules_at_the_capability_boundary() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A plugin whose component runs `git status` through an exec grant, in a directory
+/// marketplace `mkt` under `root`.
+fn git_plugin_marketplace(root: &Path) -> PathBuf {
+    let mkt = root.join("mkt");
+    let plugin = mkt.join("git-guard");
+    std::fs::create_dir_all(mkt.join(".claude-plugin")).expect("mkdir");
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).expect("mkdir");
+    std::fs::create_dir_all(plugin.join("wasm")).expect("mkdir");
+    std::fs::write(
+        mkt.join(".claude-plugin/marketplace.json"),
+        json!({"name": "test-mkt", "owner": {"name": "t"},
+               "plugins": [{"name": "git-guard", "source": "./git-guard"}]})
+        .to_string(),
+    )
+    .expect("write");
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        json!({"name": "git-guard", "version": "1.0.0", "warden": {
+            "components": {"guard": {"path": "wasm/guard.wasm", "world": "hook",
+                                     "capabilities": {"exec": ["git"]}}},
+            "hooks": {"PreToolUse": [{"matcher": "Bash",
+                      "hooks": [{"type": "wasm", "component": "guard", "timeout": 10}]}]}}})
+        .to_string(),
+    )
+    .expect("write");
+    std::fs::copy(
+        warden_test_artifacts::USES_EXEC,
+        plugin.join("wasm/guard.wasm"),
+    )
+    .expect("copy component");
+    mkt
+}
+
+#[test]
+fn a_tampered_granted_component_is_refused_and_the_guard_event_is_blocked() {
+    let p = Project::new(json!({}));
+    let mkt = git_plugin_marketplace(&p.root);
+    let home = Home::new(p.root.join("home"));
+    let manager = warden_plugins::PluginManager::new(home, &p.dir).quiet(true);
+    manager
+        .marketplace_add(mkt.to_str().expect("utf-8"), warden_config::Scope::User)
+        .expect("marketplace add");
+    let outcome = manager
+        .install(
+            "git-guard@test-mkt",
+            &warden_plugins::InstallOptions {
+                scope: warden_config::Scope::User,
+                accept_capabilities: true,
+            },
+        )
+        .expect("install");
+    let installed = outcome.installed().expect("installed").install_path.clone();
+
+    let hook = |p: &Project| {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["hook", "--wasm-only", "PreToolUse"])
+            .current_dir(&p.dir)
+            .env("WARDEN_HOME", p.root.join("home"))
+            .env("HOME", &p.root)
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let input = json!({"session_id": "s", "transcript_path": "", "hook_event_name": "PreToolUse",
+                           "cwd": p.dir.display().to_string(), "permission_mode": "default",
+                           "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t"});
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.to_string().as_bytes())
+            .expect("write");
+        child.wait_with_output().expect("wait")
+    };
+    // As installed and granted, the guard runs git and allows.
+    let out = hook(&p);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("git exited"), "{stdout}");
+
+    // Another valid component in its place keeps the file name but not the approved digest.
+    std::fs::copy(
+        warden::guests::PROTECT_SECRETS,
+        installed.join("wasm/guard.wasm"),
+    )
+    .expect("tamper");
+    let out = hook(&p);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("warden plugin verify") && stderr.contains("guard.wasm"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_bridge_blocks_guard_events_when_it_has_nothing_to_guard_with() {
+    // An empty Warden home (a hook process that sees another WARDEN_HOME than the user's
+    // shell) must not silently guard nothing.
+    let p = Project::new(json!({}));
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["hook", "--wasm-only", "PreToolUse"])
+        .current_dir(&p.dir)
+        .env("WARDEN_HOME", p.root.join("empty-home"))
+        .env("HOME", &p.root)
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let input = json!({"hook_event_name": "PreToolUse", "cwd": p.dir.display().to_string(),
+                       "tool_name": "Read", "tool_input": {"file_path": ".env"}});
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.to_string().as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no enabled plugin with WASM hooks"), "{stderr}");
+}
