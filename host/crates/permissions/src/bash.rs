@@ -1105,6 +1105,70 @@ mod tests {
     }
 
     #[test]
+    fn sed_calls_are_read() {
+        let w = v("sed -ni.bak -e s/a/b/p -e 1d f g");
+        let call = sed_call(&w);
+        assert_eq!(
+            call,
+            Some(SedCall {
+                in_place: true,
+                files: vec!["f", "g"]
+            })
+        );
+        let w = v("sed --expression=s/a/b/ --in-place f");
+        let call = sed_call(&w);
+        assert_eq!(call.map(|c| (c.in_place, c.files)), Some((true, vec!["f"])));
+        assert_eq!(sed_call(&v("sed 1,5p f")).map(|c| c.in_place), Some(false));
+        for unsafe_sed in [
+            "sed e f",
+            "sed s/a/b/e f",
+            "sed s/a/b/gw f",
+            "sed 1r/etc/passwd f",
+            "sed -f s.sed f",
+            "sed --frobnicate s/a/b/ f",
+            "sed $!{W f}",
+            "sed",
+        ] {
+            assert_eq!(sed_call(&v(unsafe_sed)), None, "{unsafe_sed}");
+        }
+    }
+
+    #[test]
+    fn written_files_and_target_dirs() {
+        assert_eq!(written_files(&v("tee -a a b")), vec!["a", "b"]);
+        assert_eq!(written_files(&v("perl -pi -e s/a/b/ f")), vec!["f"]);
+        assert_eq!(written_files(&v("perl -pie s/a/b/ f")), vec!["f"]);
+        assert!(written_files(&v("perl -pe s/a/b/ f")).is_empty());
+        assert_eq!(written_files(&v("cp --target=d x")), vec!["d"]);
+        assert_eq!(target_dirs(&v("cp -at.git/hooks x")), vec![".git/hooks"]);
+        assert!(target_dirs(&v("cp -t d x")).is_empty());
+    }
+
+    #[test]
+    fn code_inside_commands() {
+        assert_eq!(shell_code(&v("bash -c -- ls")), Some("ls"));
+        assert_eq!(
+            env_split_string(&v("env -i -Sgit push")).map(|w| w.join(" ")),
+            Some("git push".into())
+        );
+        assert_eq!(
+            git_alias_expansion(&v("git -C . -c alias.P=push p origin")).map(|w| w.join(" ")),
+            Some("git push origin".into())
+        );
+        assert_eq!(
+            git_alias_expansion(&v("git -c alias.x=!rm x -rf /")).map(|w| w.join(" ")),
+            Some("rm -rf /".into())
+        );
+        assert!(git_alias_expansion(&v("git -c alias.x=push log")).is_none());
+        assert!(rm_flag_forms(&v("rm -r --force a b")).contains(&"rm -rf a b".to_string()));
+        assert!(rm_flag_forms(&v("rm -i a")).is_empty());
+        assert_eq!(
+            git_read_paths(&v("git --no-pager show HEAD:a/b :c -- d")),
+            vec!["a/b", "c", "d"]
+        );
+    }
+
+    #[test]
     fn interpreters() {
         assert_eq!(shell_code(&v("bash -c ls")), Some("ls"));
         assert_eq!(shell_code(&v("/bin/sh -ec ls")), Some("ls"));
