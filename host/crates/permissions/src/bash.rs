@@ -313,9 +313,10 @@ pub fn read_only_flags_ok(words: &[String]) -> bool {
         "sort" => !args.iter().any(|a| {
             short_cluster_has(a, 'o') || long_prefix_of(a, &["output", "compress-program"])
         }),
-        "tree" => !args
-            .iter()
-            .any(|a| short_cluster_has(a, 'o') || a.starts_with("--o")),
+        // `-R` with `-H` writes an HTML index into every directory.
+        "tree" => !args.iter().any(|a| {
+            short_cluster_has(a, 'o') || short_cluster_has(a, 'R') || a.starts_with("--o")
+        }),
         "file" => {
             !has(&["-m", "-f", "--magic-file", "--files-from"])
                 && !args.iter().any(|a| {
@@ -325,7 +326,17 @@ pub fn read_only_flags_ok(words: &[String]) -> bool {
                 })
         }
         "rg" => !has(&["--pre", "--pre-glob"]),
-        "date" => !has(&["-s", "--set"]),
+        // `--se=` is `--set=`; in a cluster, `-us` sets the clock unless an option that
+        // takes the rest of the word (`-Iseconds`, `-dsomething`) comes first.
+        "date" => !args.iter().any(|a| {
+            long_prefix_of(a, &["set"])
+                || (a.starts_with('-')
+                    && !a.starts_with("--")
+                    && a[1..]
+                        .chars()
+                        .take_while(|c| !"dfrI".contains(*c))
+                        .any(|c| c == 's'))
+        }),
         "hostname" => args.iter().all(|a| a.starts_with('-')),
         "git" => git_read_only(args),
         _ => READ_ONLY.contains(&p.as_str()),

@@ -12,7 +12,7 @@
 //! | `shell_code_on_stdin_is_judged_as_code` | `echo 'git push …' \| sh` (and `bash`) hits the deny rule; `\| python3` asks |
 //! | `dash_dash_is_not_the_shell_code` | `bash -c -- 'git push …'` is judged on the code, not on `--` |
 //! | `sed_and_awk_that_run_or_write_are_not_auto_allowed` | `sed` `e`/`w`/`r`/`s///e`/`s///w` and `awk` `system(`/`getline`/redirection ask, even in `acceptEdits` |
-//! | `sort_output_and_helpers_are_not_read_only` | `sort -o`, `-uo`, `--outp=`, `--compress-program=` ask |
+//! | `sort_output_and_helpers_are_not_read_only` | `sort -o`, `-uo`, `--outp=`, `--compress-program=`, `tree -o`/`-R`, `date -us`/`--se=` ask; `date -Iseconds` still runs |
 //! | `pagers_and_man_ask` | `less`, `more`, `man`, `git -p` ask (held before these fixes; kept as a guard) |
 //! | `git_reads_of_denied_paths_are_denied` | `git show HEAD:.env`, `git cat-file -p HEAD:.env`, `git log -p -- .env` deny under `Read(./.env)`; `git grep --no-index` asks |
 //! | `rm_flag_spellings_hit_rm_rf_rule` | `rm -r -f`, `-fr`, `--recursive --force`, `-Rf`, `-rfv` hit `Bash(rm -rf *)` |
@@ -208,7 +208,14 @@ fn sort_output_and_helpers_are_not_read_only() {
         "sort --output=out in",
         "sort --compress-program=sh in",
         "tree -ao out",
+        "tree -R -H . x",
+        "date -s 2020-01-01",
+        "date -us 2020-01-01",
+        "date --se=2020-01-01",
     ]);
+    let p = engine(&[], Mode::Default);
+    assert_eq!(bash(&p, "date -Iseconds"), Allow);
+    assert_eq!(bash(&p, "date -u"), Allow);
 }
 
 #[test]
