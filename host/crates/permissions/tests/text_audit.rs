@@ -15,7 +15,7 @@
 //! | `sort_output_and_helpers_are_not_read_only` | `sort -o`, `-uo`, `--outp=`, `--compress-program=`, `tree -o`/`-R`, `date -us`/`--se=` ask; `date -Iseconds` still runs |
 //! | `pagers_and_man_ask` | `less`, `more`, `man`, `git -p` ask (held before these fixes; kept as a guard) |
 //! | `git_reads_of_denied_paths_are_denied` | `git show HEAD:.env`, `git cat-file -p HEAD:.env`, `git log -p -- .env` deny under `Read(./.env)`; `git grep --no-index` asks |
-//! | `rm_flag_spellings_hit_rm_rf_rule` | `rm -r -f`, `-fr`, `--recursive --force`, `-Rf`, `-rfv` hit `Bash(rm -rf *)` |
+//! | `rm_flag_spellings_hit_rm_rf_rule` | `rm -r -f`, `-fr`, `--recursive --force`, `-Rf`, `-rfv` hit `Bash(rm -rf *)`, also behind `sudo`, `find -exec`, `bash -c`; `rm -r`/`rm -f` alone do not |
 //! | `in_place_writers_of_protected_paths_are_not_auto_allowed` | `sed -i`, `perl -i`, `cp --target-directory=`, `cp -tDIR`, `install`, `tee` on `.git/config`, `.git/hooks`, `.claude/settings*.json`, `.mcp.json` ask in `acceptEdits` |
 //! | `writers_of_denied_paths_are_denied` | `tee .env` and `cp --target-directory=secrets x` hit `Read` deny rules |
 //! | `ordinary_commands_keep_running` | the fixes do not stop plain reads and edits from being auto-allowed |
@@ -257,6 +257,9 @@ fn rm_flag_spellings_hit_rm_rf_rule() {
         "rm -rfv x",
         "rm -r --force x",
         "rm -r -f -- x",
+        "sudo rm -r -f x",
+        "find . -exec rm -r -f {} +",
+        "bash -c 'rm -fr x'",
     ]);
     let p = engine(&[], Mode::Default);
     assert_eq!(bash(&p, "rm -r x"), Ask, "a recursive rm without force");

@@ -184,7 +184,11 @@ impl Prepared {
         if bash::runs_inner_command(stripped) {
             for i in 1..stripped.len() {
                 if !stripped[i].starts_with('-') {
-                    push(bash::strip_wrappers(&stripped[i..]).join(" "));
+                    let inner = bash::strip_wrappers(&stripped[i..]);
+                    push(inner.join(" "));
+                    for form in bash::rm_flag_forms(inner) {
+                        push(form);
+                    }
                 }
             }
         }
