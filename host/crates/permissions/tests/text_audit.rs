@@ -10,7 +10,7 @@
 //! | `env_split_string_is_code` | `env -S 'git push …'` hits `Bash(git push *)` and is never auto-allowed |
 //! | `find_actions_that_run_or_write_are_not_read_only` | `find -exec/-execdir/-ok/-okdir/-delete/-fprint*/-fls` ask (held before these fixes; kept as a guard) |
 //! | `shell_code_on_stdin_is_judged_as_code` | `echo 'git push …' \| sh` (and `bash`) hits the deny rule; `\| python3` asks |
-//! | `dash_dash_is_not_the_shell_code` | `bash -c -- 'git push …'` is judged on the code, not on `--` |
+//! | `dash_dash_is_not_the_shell_code` | `bash -c -- 'git push …'` is judged on the code, not on `--`, as a Bash command and through `check_exec` |
 //! | `sed_and_awk_that_run_or_write_are_not_auto_allowed` | `sed` `e`/`w`/`r`/`s///e`/`s///w` and `awk` `system(`/`getline`/redirection ask, even in `acceptEdits` |
 //! | `sort_output_and_helpers_are_not_read_only` | `sort -o`, `-uo`, `--outp=`, `--compress-program=`, `tree -o`/`-R`, `date -us`/`--se=` ask; `date -Iseconds` still runs |
 //! | `pagers_and_man_ask` | `less`, `more`, `man`, `git -p` ask (held before these fixes; kept as a guard) |
@@ -174,6 +174,17 @@ fn dash_dash_is_not_the_shell_code() {
         "sh -ec -- 'rm -rf x'",
     ]);
     never_auto(&["bash -c -- 'ls'"]);
+    // A guest running a program with an argv is judged the same way.
+    let p = engine(&[], Mode::Default);
+    let argv: Vec<String> = ["bash", "-c", "--", "git push origin main"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(
+        p.check_exec(&argv, std::path::Path::new("/work/proj"))
+            .decision,
+        Deny
+    );
 }
 
 #[test]
