@@ -88,6 +88,24 @@ impl Permissions {
                     f.ask(names.any_hit(|p| self.ask.read_path(p)));
                 }
             }
+            // `git show REV:path` and friends print a file's committed content.
+            if program == "git" {
+                for a in bash::git_read_paths(stripped) {
+                    let names = self.arg_spellings(&a, &cwd);
+                    f.deny(names.any_hit(|p| self.deny.read_path(p)));
+                    f.ask(names.any_hit(|p| self.ask.read_path(p)));
+                }
+            }
+            // Files written by name (`tee`, `sed -i`, `perl -i`, `install`, a target
+            // directory option) are edits, like a redirect's target.
+            for a in bash::written_files(stripped) {
+                let names = self.arg_spellings(a, &cwd);
+                f.deny(names.any_hit(|q| first(self.deny.edit_path(q), self.deny.read_path(q))));
+                f.ask(names.any_hit(|q| self.ask.edit_path(q)));
+                if let Some(q) = names.find(paths::is_protected) {
+                    f.guard = Some(Guard::Protected(q.to_path_buf()));
+                }
+            }
             if matches!(program, "rm" | "rmdir")
                 && let Some(why) = self.critical_removal(stripped, cmd, &cwd)
             {
@@ -119,7 +137,7 @@ impl Permissions {
             if rule.is_some() && allow_hit.is_none() {
                 allow_hit = rule;
             }
-            if !covered && safe_env && !exact_only && !prep.dynamic_program {
+            if !covered && safe_env && !exact_only && !prep.dynamic_program && !prep.fed_by_xargs {
                 if self.read_only(stripped, cmd, &cwd, cd_elsewhere && has_git) {
                     covered = true;
                 } else if self.accept_edits_command(stripped, cmd, &cwd, f) {
@@ -223,7 +241,16 @@ impl Permissions {
         {
             return false;
         }
-        let args = file_args(words, cmd);
+        let mut args = if p == "sed" {
+            // Only a script that cannot run programs or open other files is an edit.
+            match bash::sed_call(words) {
+                Some(call) => call.files,
+                None => return false,
+            }
+        } else {
+            file_args(words, cmd)
+        };
+        args.extend(bash::target_dirs(words));
         if args.is_empty() {
             return false;
         }
@@ -231,6 +258,7 @@ impl Permissions {
         for a in args {
             // `rm link` and `mv link` act on the link itself, but `cp x link`, `touch link`
             // and `sed -i` reach the target; checking both is the safe reading for all.
+            // A `sed` without `-i` only reads; `written_files` covers the in-place one.
             let names = self.arg_spellings(a, cwd);
             if p != "sed" {
                 f.deny(names.any_hit(|q| first(self.deny.edit_path(q), self.deny.read_path(q))));

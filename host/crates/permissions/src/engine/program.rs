@@ -32,16 +32,62 @@ pub(super) struct Prepared {
     pub(super) safe_env: bool,
     /// The program name itself is an expansion.
     pub(super) dynamic_program: bool,
+    /// Run by a bare `xargs`, which appends words read from stdin: what runs is not what
+    /// the text shows, so only an allow rule approves it.
+    pub(super) fed_by_xargs: bool,
 }
+
+/// How deep code inside code (`bash -c`, `env -S`, piped scripts) is looked into.
+const MAX_NESTING: usize = 4;
 
 impl Analysed {
     pub(super) fn new(parsed: ParsedCommand) -> Self {
+        Self::nested(parsed, 0)
+    }
+
+    fn nested(parsed: ParsedCommand, depth: usize) -> Self {
         let has_git = parsed.commands.iter().any(|c| {
             bash::strip_wrappers(&c.words)
                 .first()
                 .is_some_and(|p| bash::basename(p) == "git")
         });
-        let prepared = parsed.commands.iter().map(Prepared::new).collect();
+        let mut prepared: Vec<Prepared> = parsed
+            .commands
+            .iter()
+            .map(|c| Prepared::new(c, depth))
+            .collect();
+        // Words `echo`/`printf` print may be piped into a shell (`echo 'git push' | sh`) or
+        // into `xargs PROG`; with no pipeline structure kept, any of them may feed any
+        // reader of stdin on the line, so deny and ask rules see every pairing.
+        let feeds: Vec<String> = parsed.commands.iter().filter_map(printed_words).collect();
+        if !feeds.is_empty() {
+            for (cmd, prep) in parsed.commands.iter().zip(prepared.iter_mut()) {
+                let stripped = &cmd.words[prep.off..];
+                let runs: Option<&[String]> = if prep.fed_by_xargs {
+                    Some(stripped)
+                } else if stripped
+                    .first()
+                    .is_some_and(|p| bash::basename(p) == "xargs")
+                {
+                    stripped[1..]
+                        .iter()
+                        .position(|a| !a.starts_with('-'))
+                        .map(|i| &stripped[i + 1..])
+                } else {
+                    None
+                };
+                for feed in &feeds {
+                    let code = match runs {
+                        Some(prog) => format!("{} {feed}", prog.join(" ")),
+                        None if reads_code_from_stdin(stripped) => feed.clone(),
+                        None => continue,
+                    };
+                    for form in code_forms(&code, depth + 1) {
+                        prep.push(form);
+                    }
+                }
+            }
+        }
         Analysed {
             parsed,
             prepared,
@@ -50,8 +96,63 @@ impl Analysed {
     }
 }
 
+/// The text `echo`/`printf` prints, as words joined by spaces.
+fn printed_words(cmd: &SimpleCommand) -> Option<String> {
+    let w = bash::strip_wrappers(&cmd.words);
+    let p = bash::basename(w.first()?);
+    if p != "echo" && p != "printf" {
+        return None;
+    }
+    let args: Vec<&str> = w[1..]
+        .iter()
+        .map(String::as_str)
+        .skip_while(|a| p == "echo" && matches!(*a, "-n" | "-e" | "-E" | "-ne" | "-en"))
+        .collect();
+    (!args.is_empty()).then(|| args.join(" "))
+}
+
+/// A shell or interpreter with no script operand and no inline code: it runs stdin.
+fn reads_code_from_stdin(words: &[String]) -> bool {
+    let Some(p) = words.first().map(|p| bash::basename(p)) else {
+        return false;
+    };
+    let interpreter = bash::SHELLS.contains(&p) || bash::is_code_interpreter(p).is_some();
+    interpreter
+        && bash::shell_code(words).is_none()
+        && !bash::has_inline_code(words)
+        && words[1..].iter().all(|a| a.starts_with('-'))
+}
+
+/// Every form deny and ask rules should see for a piece of shell code run by a command.
+fn code_forms(code: &str, depth: usize) -> Vec<String> {
+    let code = code.trim();
+    if depth > MAX_NESTING {
+        return vec![code.to_string()];
+    }
+    match crate::shell::parse(code) {
+        Ok(parsed) => Analysed::nested(parsed, depth)
+            .prepared
+            .into_iter()
+            .flat_map(|p| p.forms)
+            .collect(),
+        Err(_) => std::iter::once(code.to_string())
+            .chain(
+                code.split(['\n', ';', '&', '|'])
+                    .map(|p| p.split_whitespace().collect::<Vec<_>>().join(" "))
+                    .filter(|p| !p.is_empty()),
+            )
+            .collect(),
+    }
+}
+
 impl Prepared {
-    fn new(cmd: &SimpleCommand) -> Self {
+    fn push(&mut self, form: String) {
+        if !self.forms.contains(&form) {
+            self.forms.push(form);
+        }
+    }
+
+    fn new(cmd: &SimpleCommand, depth: usize) -> Self {
         let stripped = bash::strip_wrappers(&cmd.words);
         let off = cmd.words.len() - stripped.len();
         let allow_form = stripped.join(" ");
@@ -83,16 +184,43 @@ impl Prepared {
         if bash::runs_inner_command(stripped) {
             for i in 1..stripped.len() {
                 if !stripped[i].starts_with('-') {
-                    push(bash::strip_wrappers(&stripped[i..]).join(" "));
+                    let inner = bash::strip_wrappers(&stripped[i..]);
+                    push(inner.join(" "));
+                    for form in bash::rm_flag_forms(inner) {
+                        push(form);
+                    }
                 }
             }
         }
+        let mut named = stripped.to_vec();
+        if let Some(p) = named.first_mut() {
+            *p = bash::basename(p).to_string();
+        }
+        for form in bash::rm_flag_forms(&named) {
+            push(form);
+        }
+        // Code the command runs: `bash -c CODE`, `env -S 'CODE'`, a git alias set with `-c`.
+        let code = bash::shell_code(&named)
+            .map(str::to_string)
+            .or_else(|| bash::env_split_string(&named).map(|w| w.join(" ")))
+            .or_else(|| bash::git_alias_expansion(&named).map(|w| w.join(" ")));
+        if let Some(code) = code {
+            for form in code_forms(&code, depth + 1) {
+                push(form);
+            }
+        }
+        let fed_by_xargs = cmd.words[..off]
+            .iter()
+            .any(|w| bash::basename(w) == "xargs");
         Prepared {
             off,
             allow_form,
             raw_form,
             forms,
-            exact_only: bash::is_exec_wrapper(stripped),
+            fed_by_xargs,
+            exact_only: bash::is_exec_wrapper(stripped)
+                || bash::env_split_string(&named).is_some()
+                || bash::git_alias_expansion(&named).is_some(),
             safe_env: cmd
                 .assignments
                 .iter()
