@@ -167,7 +167,7 @@ fn read_deny_holds_for_programs_the_bash_tool_runs() {
     assert_eq!(out.trim(), "3");
 }
 
-const TEXT_BASH_C: Decision = Decision::Ask;
+const TEXT_BASH_C: Decision = Decision::Deny;
 
 /// Where the capability boundary catches what the text-level decision lets through. Each row:
 /// the command, warden-permissions' text-level verdict, and whether the Bash tool is denied.
@@ -178,7 +178,6 @@ fn the_capability_boundary_catches_what_the_text_misses() {
     let rows = [
         // Claude Code checks a symlink's target too (spec 2.4), so the text level sees this one.
         ("cat link", Decision::Deny),
-        ("bash -c 'git push'", Decision::Ask),
         ("sh -c 'cat .env'", Decision::Ask),
         ("python3 -c 'print(open(\".env\").read())'", Decision::Ask),
         ("find . -name .env -exec cat {} ;", Decision::Ask),
@@ -211,8 +210,8 @@ fn bash_deny_holds_for_every_spelling_of_the_program() {
     let perms = load_permissions(&p.dir, &p.opts).expect("permissions");
     // (command, Claude Code's text-level answer per spec 2.3, warden-permissions' answer)
     // The engine deliberately strips git's global options and program paths (see its
-    // `strip_git_globals`), so it is stricter than Claude Code there; it keeps Claude Code's
-    // answer for `bash -c`. The capability boundary denies all of them.
+    // `strip_git_globals`) and checks the code of `bash -c` against deny rules, so it is
+    // stricter than Claude Code there. The capability boundary denies all of them.
     let cases = [
         ("git push origin main", Decision::Deny, Decision::Deny),
         ("git -C . push", Decision::Ask, Decision::Deny),

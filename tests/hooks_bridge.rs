@@ -224,8 +224,9 @@ fn plugin_dir_is_relative_to_where_warden_runs_and_a_missing_one_is_named() {
     let out = run_in(parent, "protect-secrets");
     assert_eq!(decision(&out).as_deref(), Some("deny"));
 
+    // A guard that cannot be loaded blocks the call (exit 2) and is named.
     let out = run_in(parent, "no-such-plugin");
-    assert_eq!(decision(&out), None);
+    assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("--plugin-dir") && stderr.contains("no-such-plugin"),

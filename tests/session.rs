@@ -54,6 +54,41 @@ impl Project {
         p.display().to_string()
     }
 
+    /// Project settings with one PreToolUse command hook for `matcher` that prints `output`.
+    fn pre_tool_use_hook(&self, name: &str, matcher: &str, output: Value) {
+        let hook = self.script(name, &format!("cat >/dev/null; echo '{output}'"));
+        std::fs::write(
+            self.dir.join(".claude/settings.json"),
+            json!({"hooks": {"PreToolUse": [{"matcher": matcher,
+                   "hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+        )
+        .expect("settings");
+    }
+
+    /// `warden ARGS` in the project with `input` on stdin and Warden's home `home`.
+    fn warden_with_input(&self, args: &[&str], home: &Path, input: &Value) -> Output {
+        use std::io::Write;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(args)
+            .current_dir(&self.dir)
+            .env("WARDEN_HOME", home)
+            .env("HOME", &self.root)
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.to_string().as_bytes())
+            .expect("write");
+        child.wait_with_output().expect("wait")
+    }
+
     fn warden(&self, args: &[&str]) -> Output {
         Command::new(env!("CARGO_BIN_EXE_warden"))
             .args(args)
@@ -150,16 +185,11 @@ fn an_unknown_tool_is_an_error_that_lists_the_tools() {
 #[test]
 fn a_pre_tool_use_hook_denies_before_the_tool_runs_and_is_named() {
     let p = Project::new(json!({}));
-    let hook = p.script(
+    p.pre_tool_use_hook(
         "deny.sh",
-        r#"cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no writes today"}}'"#,
+        "Write",
+        json!({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no writes today"}}),
     );
-    std::fs::write(
-        p.dir.join(".claude/settings.json"),
-        json!({"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": hook}]}]}})
-            .to_string(),
-    )
-    .expect("settings");
     let s = p.session();
     let o = call(
         &s,
@@ -192,16 +222,11 @@ fn a_pre_tool_use_hook_denies_before_the_tool_runs_and_is_named() {
 #[test]
 fn updated_input_from_a_hook_is_what_the_rules_and_the_tool_see() {
     let p = Project::new(json!({}));
-    let hook = p.script(
+    p.pre_tool_use_hook(
         "redirect.sh",
-        r#"cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"redirected","updatedInput":{"file_path":"safe.txt","content":"rewritten"}}}'"#,
+        "Write",
+        json!({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"redirected","updatedInput":{"file_path":"safe.txt","content":"rewritten"}}}),
     );
-    std::fs::write(
-        p.dir.join(".claude/settings.json"),
-        json!({"hooks": {"PreToolUse": [{"matcher": "Write", "hooks": [{"type": "command", "command": hook}]}]}})
-            .to_string(),
-    )
-    .expect("settings");
     let s = p.session();
     let o = call(
         &s,
@@ -317,16 +342,11 @@ fn post_tool_use_hooks_see_the_response_and_failures_go_to_post_tool_use_failure
 #[test]
 fn check_explains_every_step_and_names_the_deciding_hook() {
     let p = Project::new(json!({}));
-    let hook = p.script(
+    p.pre_tool_use_hook(
         "allow.sh",
-        r#"cat >/dev/null; echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"reviewed by the allow hook"}}'"#,
+        "Bash",
+        json!({"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"reviewed by the allow hook"}}),
     );
-    std::fs::write(
-        p.dir.join(".claude/settings.json"),
-        json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": hook}]}]}})
-            .to_string(),
-    )
-    .expect("settings");
     let out = p.warden(&[
         "check",
         "--tool",
@@ -355,36 +375,19 @@ fn hooks_obey_the_users_rules_at_the_capability_boundary() {
     // The uses-exec hook runs `git status` through its exec grant. With a rule denying that
     // command, the session's policy refuses it inside the hook too, on the `hook-wasm` path.
     let p = Project::new(json!({"permissions": {"deny": ["Bash(git status)"]}}));
-    let run = |dir: &Path| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-            .args([
-                "hook-wasm",
-                warden_test_artifacts::USES_EXEC,
-                "PreToolUse",
-                "--grant",
-                r#"{"exec":["git"]}"#,
-            ])
-            .current_dir(dir)
-            .env("WARDEN_HOME", p.root.join("home"))
-            .env("HOME", &p.root)
-            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        let input = json!({"hook_event_name": "PreToolUse", "cwd": dir.display().to_string(),
+    let run = |q: &Project| {
+        let input = json!({"hook_event_name": "PreToolUse", "cwd": q.dir.display().to_string(),
                            "tool_name": "Bash", "tool_input": {"command": "ls"}});
-        use std::io::Write;
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.to_string().as_bytes())
-            .expect("write");
-        child.wait_with_output().expect("wait")
+        let args = [
+            "hook-wasm",
+            warden_test_artifacts::USES_EXEC,
+            "PreToolUse",
+            "--grant",
+            r#"{"exec":["git"]}"#,
+        ];
+        q.warden_with_input(&args, &q.root.join("home"), &input)
     };
-    let out = run(&p.dir);
+    let out = run(&p);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("exec failed"),
@@ -393,7 +396,7 @@ fn hooks_obey_the_users_rules_at_the_capability_boundary() {
     );
     // Without the rule the same hook runs git.
     let free = Project::new(json!({}));
-    let out = run(&free.dir);
+    let out = run(&free);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         text.contains("git exited"),
@@ -456,33 +459,24 @@ fn a_tampered_granted_component_is_refused_and_the_guard_event_is_blocked() {
     let installed = outcome.installed().expect("installed").install_path.clone();
 
     let hook = |p: &Project| {
-        use std::io::Write;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-            .args(["hook", "--wasm-only", "PreToolUse"])
-            .current_dir(&p.dir)
-            .env("WARDEN_HOME", p.root.join("home"))
-            .env("HOME", &p.root)
-            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
         let input = json!({"session_id": "s", "transcript_path": "", "hook_event_name": "PreToolUse",
                            "cwd": p.dir.display().to_string(), "permission_mode": "default",
                            "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t"});
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.to_string().as_bytes())
-            .expect("write");
-        child.wait_with_output().expect("wait")
+        p.warden_with_input(
+            &["hook", "--wasm-only", "PreToolUse"],
+            &p.root.join("home"),
+            &input,
+        )
     };
     // As installed and granted, the guard runs git and allows.
     let out = hook(&p);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout} {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("git exited"), "{stdout}");
 
     // Another valid component in its place keeps the file name but not the approved digest.
@@ -505,28 +499,17 @@ fn the_bridge_blocks_guard_events_when_it_has_nothing_to_guard_with() {
     // An empty Warden home (a hook process that sees another WARDEN_HOME than the user's
     // shell) must not silently guard nothing.
     let p = Project::new(json!({}));
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
-        .args(["hook", "--wasm-only", "PreToolUse"])
-        .current_dir(&p.dir)
-        .env("WARDEN_HOME", p.root.join("empty-home"))
-        .env("HOME", &p.root)
-        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
     let input = json!({"hook_event_name": "PreToolUse", "cwd": p.dir.display().to_string(),
                        "tool_name": "Read", "tool_input": {"file_path": ".env"}});
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.to_string().as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
+    let out = p.warden_with_input(
+        &["hook", "--wasm-only", "PreToolUse"],
+        &p.root.join("empty-home"),
+        &input,
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("no enabled plugin with WASM hooks"), "{stderr}");
+    assert!(
+        stderr.contains("no enabled plugin with WASM hooks"),
+        "{stderr}"
+    );
 }

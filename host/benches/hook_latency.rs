@@ -21,8 +21,7 @@ use criterion::Criterion;
 use serde_json::{Value, json};
 use warden::hook_result::Decision;
 use warden::runtime::{
-    CacheOutcome, CallContext, DigestPin, Grant, Limits, Runtime, RuntimeConfig,
-    World,
+    CacheOutcome, CallContext, DigestPin, Grant, Limits, Runtime, RuntimeConfig, World,
 };
 use warden::session::{Session, SessionOptions};
 use warden_hooks::{Event, dispatch};

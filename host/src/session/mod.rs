@@ -35,7 +35,9 @@ use warden_permissions::{Mode, Permissions, PermissionsError};
 use warden_plugins::{LoadedPlugin, PluginManager};
 
 use crate::capability::{AskAt, PermissionPolicy};
-use crate::runtime::{ComponentCache, FsGrant, Grant, Policy, Runtime, RuntimeConfig, RuntimeError};
+use crate::runtime::{
+    ComponentCache, FsGrant, Grant, Policy, Runtime, RuntimeConfig, RuntimeError,
+};
 
 pub use hooks::WasmRunner;
 pub use pipeline::{

@@ -347,8 +347,7 @@ impl Session {
         ) {
             // A hook's deny, or a hook's allow/ask that the rules let stand, is the hook's
             // decision: name the hook and keep its reason.
-            (Some((label, source)), Some(h), v) if decided.rule.is_none() && h == v =>
-            {
+            (Some((label, source)), Some(h), v) if decided.rule.is_none() && h == v => {
                 out.reason = verdict
                     .reason
                     .clone()
