@@ -59,12 +59,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     // The component runs as a hook of a session in the event's directory would: its grant
     // first, then that session's rules.
-    let session = Session::load(&SessionOptions::new(&cwd, warden_config::Home::from_env()?));
+    let session = std::sync::Arc::new(Session::load(&SessionOptions::new(
+        &cwd,
+        warden_config::Home::from_env()?,
+    )));
     let runtime = session.runtime()?;
     // The grant is given on this command line for this very file: nothing to pin it to.
     let component =
         runtime.load_file(&args.component, World::Hook, &grant, DigestPin::Unchecked)?;
-    let ctx = CallContext::with_policy(cwd, &grant, session.guest_policy(false)?);
+    let ctx = CallContext::with_policy(cwd, &grant, session.guest_policy(false));
     let call =
         super::block_on(runtime.call_hook(&component, event.as_str(), &input, &limits, ctx))??;
     let out = call.result.to_cc_output(event.as_str());

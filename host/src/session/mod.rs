@@ -162,7 +162,7 @@ pub struct Session {
     /// The id hooks see as `session_id`.
     pub session_id: String,
     opts: SessionOptions,
-    permissions: Result<Arc<Permissions>, String>,
+    permissions: OnceLock<Result<Arc<Permissions>, String>>,
     hook_config: OnceLock<HookConfig>,
     components: OnceLock<Result<Arc<ComponentCache>, String>>,
     registry: OnceLock<ToolRegistry>,
@@ -188,9 +188,6 @@ impl Session {
         let settings = Settings::load(&load);
         let mut warnings: Vec<String> = settings.errors.iter().map(|e| e.message.clone()).collect();
         let plugins = load_plugins(opts, &mut warnings);
-        let permissions = build_permissions(&settings, opts)
-            .map(Arc::new)
-            .map_err(|e| e.to_string());
         Session {
             cwd: opts.cwd.clone(),
             home: opts.home.clone(),
@@ -202,7 +199,7 @@ impl Session {
                 .clone()
                 .unwrap_or_else(crate::instructions::new_session_id),
             opts: opts.clone(),
-            permissions,
+            permissions: OnceLock::new(),
             hook_config: OnceLock::new(),
             components: OnceLock::new(),
             registry: OnceLock::new(),
@@ -214,11 +211,16 @@ impl Session {
         &self.opts
     }
 
-    /// The session's permission rules, compiled once: the workspace counts as trusted
+    /// The session's permission rules, compiled on first use (a `warden hook` whose guards
+    /// touch no file, program or URL never compiles them): the workspace counts as trusted
     /// (starting a session there accepts it), the options' mode overrides the settings'
     /// `defaultMode`, and `allowed_tools` are added like `--allowedTools` rules.
     pub fn rules(&self) -> Result<Arc<Permissions>, SessionError> {
-        match &self.permissions {
+        match self.permissions.get_or_init(|| {
+            build_permissions(&self.settings, &self.opts)
+                .map(Arc::new)
+                .map_err(|e| e.to_string())
+        }) {
             Ok(p) => Ok(p.clone()),
             Err(e) => Err(SessionError::Rules(e.clone())),
         }
@@ -242,10 +244,14 @@ impl Session {
     /// `approved` says whether the call the guest runs for was allowed (a tool call that got
     /// past the rules, a hook or the asker). An access the rules would ask about is let
     /// through only then. Hooks always get `approved = false`: nobody can answer while one
-    /// runs.
-    pub fn guest_policy(&self, approved: bool) -> Result<Arc<dyn Policy>, SessionError> {
-        let ask = if approved { AskAt::Allow } else { AskAt::Deny };
-        Ok(Arc::new(PermissionPolicy::new(self.rules()?, ask)))
+    /// runs. The rules are compiled at the first check; rules that cannot be compiled refuse
+    /// every access (fail closed).
+    pub fn guest_policy(self: &Arc<Self>, approved: bool) -> Arc<dyn Policy> {
+        Arc::new(SessionPolicy {
+            session: self.clone(),
+            ask: if approved { AskAt::Allow } else { AskAt::Deny },
+            inner: OnceLock::new(),
+        })
     }
 
     /// The hook configuration: settings hooks plus every enabled plugin's hooks (command,
@@ -291,7 +297,7 @@ impl Session {
     /// directory (also `CLAUDE_PROJECT_DIR`), WASM hooks run with their plugin's grant under
     /// [`Session::guest_policy`]`(false)`.
     pub fn dispatch_options(self: &Arc<Self>) -> Result<DispatchOptions, SessionError> {
-        let runner = Arc::new(WasmRunner::new(self.clone(), self.guest_policy(false)?));
+        let runner = Arc::new(WasmRunner::new(self.clone(), self.guest_policy(false)));
         let mut opts = DispatchOptions::new(&self.cwd).with_wasm_runner(runner);
         opts.cwd = self.cwd.clone();
         Ok(opts)
@@ -431,5 +437,42 @@ pub fn to_runtime_grant(
         net: caps.net.clone(),
         env: caps.env.clone(),
         exec: caps.exec.clone(),
+    }
+}
+
+/// The session's rules as a [`Policy`], compiled on the first capability check.
+struct SessionPolicy {
+    session: Arc<Session>,
+    ask: AskAt,
+    inner: OnceLock<Result<PermissionPolicy, String>>,
+}
+
+impl SessionPolicy {
+    fn policy(&self) -> Result<&PermissionPolicy, String> {
+        self.inner
+            .get_or_init(|| {
+                self.session
+                    .rules()
+                    .map(|r| PermissionPolicy::new(r, self.ask))
+                    .map_err(|e| {
+                        format!("the permission rules cannot be used, so nothing is allowed: {e}")
+                    })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl Policy for SessionPolicy {
+    fn check_path(&self, path: &Path, write: bool) -> Result<(), String> {
+        self.policy()?.check_path(path, write)
+    }
+
+    fn check_exec(&self, argv: &[String], cwd: &Path) -> Result<(), String> {
+        self.policy()?.check_exec(argv, cwd)
+    }
+
+    fn check_url(&self, url: &str) -> Result<(), String> {
+        self.policy()?.check_url(url)
     }
 }

@@ -430,8 +430,7 @@ impl Session {
             Ok(c) => {
                 // The call was allowed (by the rules, a hook or the user): what it does within
                 // its grant is approved, and only deny rules stop its accesses.
-                let ctx =
-                    CallContext::with_policy(&self.cwd, &tool.grant, self.guest_policy(true)?);
+                let ctx = CallContext::with_policy(&self.cwd, &tool.grant, self.guest_policy(true));
                 let limits = Limits::with_deadline(tool.deadline());
                 rt.call_tool(&c, &out.input.to_string(), &limits, ctx)
                     .await
@@ -498,7 +497,7 @@ impl Session {
     /// `None` when `input` fits the tool's schema, else Claude Code's message for the first
     /// problem.
     async fn validate(
-        &self,
+        self: &Arc<Self>,
         tool: &super::RegisteredTool,
         input: &Value,
     ) -> Result<Option<String>, SessionError> {

@@ -113,18 +113,15 @@ impl RegisteredTool {
 
     /// What the tool says about itself, asked of its component once (in a fresh sandbox of its
     /// own, with no capabilities in use).
-    pub async fn describe(&self, session: &Session) -> Result<&ToolDescription, String> {
+    pub async fn describe(&self, session: &Arc<Session>) -> Result<&ToolDescription, String> {
         if let Some(d) = self.description.get() {
             return d.as_ref().map_err(Clone::clone);
         }
         let described = async {
             let rt = session.runtime().map_err(|e| e.to_string())?;
             let c = self.component(session)?;
-            let ctx = CallContext::with_policy(
-                &session.cwd,
-                &self.grant,
-                session.guest_policy(false).map_err(|e| e.to_string())?,
-            );
+            let ctx =
+                CallContext::with_policy(&session.cwd, &self.grant, session.guest_policy(false));
             let info = rt
                 .describe_tool(&c, &Limits::with_deadline(DESCRIBE_DEADLINE), ctx)
                 .await
@@ -148,7 +145,7 @@ impl RegisteredTool {
     /// The compiled input schema.
     pub(crate) async fn validator(
         &self,
-        session: &Session,
+        session: &Arc<Session>,
     ) -> Result<Arc<jsonschema::Validator>, String> {
         if let Some(v) = self.validator.get() {
             return v.clone();
