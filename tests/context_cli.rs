@@ -533,3 +533,38 @@ fn instructions_loaded_hook_fires_once_per_loaded_file() {
     f.context_json(&["--no-hooks"]);
     assert!(!f.hook_log.exists());
 }
+
+#[test]
+fn a_closed_pipe_ends_warden_quietly_instead_of_panicking() {
+    // `warden context --json | head -c 0`: the reader is gone before warden writes.
+    let t = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["context", "--json", "--no-hooks", "--cwd"])
+        .arg(t.path())
+        .env("WARDEN_HOME", t.path().join("home"))
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_ne!(out.status.code(), Some(101), "{stderr}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            out.status.signal(),
+            Some(libc_sigpipe()),
+            "{:?}",
+            out.status
+        );
+    }
+}
+
+#[cfg(unix)]
+fn libc_sigpipe() -> i32 {
+    13
+}

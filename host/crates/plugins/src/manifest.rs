@@ -272,7 +272,17 @@ pub(crate) fn parse_manifest(
     }
     match map.get("name") {
         Some(Value::String(s)) if !s.trim().is_empty() => {
-            if !is_kebab(s) {
+            if s.contains(char::is_whitespace) {
+                // Claude Code 2.1.332 refuses such a plugin: "Plugin name cannot contain spaces".
+                diags.push(
+                    Diagnostic::error(
+                        file,
+                        format!("name: Plugin name cannot contain spaces (`{s}`); use kebab-case, e.g. `{}`",
+                            s.split_whitespace().collect::<Vec<_>>().join("-").to_lowercase()),
+                    )
+                    .at(pos("name")),
+                );
+            } else if !is_kebab(s) {
                 diags.push(
                     Diagnostic::warning(file, format!("name `{s}` is not kebab-case (lowercase letters, digits and hyphens); claude.ai sync rejects such names"))
                         .at(pos("name")),

@@ -257,10 +257,11 @@ fn errors_use_claude_code_wording() {
         e.to_string(),
         "Plugin \"nosuch\" not found in marketplace \"mkt2\". Your local copy may be out of date — try `warden plugin marketplace update mkt2`."
     );
+    // An unknown marketplace is named as such, not as a plugin missing from it.
     let e = m.install("x@nomkt", &user()).expect_err("missing mkt");
     assert!(
         e.to_string()
-            .starts_with("Plugin \"x\" not found in marketplace \"nomkt\""),
+            .starts_with("Marketplace \"nomkt\" is not known"),
         "{e}"
     );
     let e = m

@@ -722,13 +722,24 @@ fn missing_or_non_kebab_name() {
     );
     write_tree(
         t.path(),
-        &[(".claude-plugin/plugin.json", r#"{"name":"My Plugin"}"#)],
+        &[(".claude-plugin/plugin.json", r#"{"name":"My_Plugin"}"#)],
     );
     assert!(has(
         &load_plugin(t.path()).expect("loads").diagnostics,
         Severity::Warning,
         "not kebab-case"
     ));
+    // Spaces are another matter: Claude Code refuses the plugin.
+    write_tree(
+        t.path(),
+        &[(".claude-plugin/plugin.json", r#"{"name":"My Plugin"}"#)],
+    );
+    assert!(
+        load_plugin(t.path())
+            .expect_err("spaces")
+            .to_string()
+            .contains("Plugin name cannot contain spaces")
+    );
 }
 
 #[test]
@@ -1335,4 +1346,32 @@ fn plugin_variables_substitute_exact_tokens_and_export() {
             "CLAUDE_PROJECT_DIR"
         ]
     );
+}
+
+#[test]
+fn a_plugin_name_with_spaces_is_an_error_as_in_claude_code() {
+    let t = tempfile::tempdir().expect("tmp");
+    write_tree(
+        t.path(),
+        &[(".claude-plugin/plugin.json", r#"{"name": "my plugin"}"#)],
+    );
+    let r = validate(t.path());
+    assert!(r.has_errors, "{:?}", r.diagnostics);
+    assert!(
+        has(
+            &r.diagnostics,
+            Severity::Error,
+            "Plugin name cannot contain spaces"
+        ),
+        "{:?}",
+        r.diagnostics
+    );
+    // A name that is merely not kebab-case stays a warning.
+    let u = tempfile::tempdir().expect("tmp");
+    write_tree(
+        u.path(),
+        &[(".claude-plugin/plugin.json", r#"{"name": "My_Plugin"}"#)],
+    );
+    let r = validate(u.path());
+    assert!(!r.has_errors, "{:?}", r.diagnostics);
 }

@@ -176,7 +176,9 @@ impl PluginManager {
             plugin: name.to_string(),
             marketplace: mkt_name.to_string(),
         };
-        let k = known.get(mkt_name).ok_or_else(not_found)?;
+        let k = known
+            .get(mkt_name)
+            .ok_or_else(|| PluginError::UnknownMarketplace(mkt_name.to_string()))?;
         let m = self.read_catalog(&k.install_location)?;
         let entry = m.entry(name).ok_or_else(not_found)?.clone();
         let id = plugin_id(name, mkt_name);
