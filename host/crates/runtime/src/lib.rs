@@ -198,7 +198,8 @@ pub enum RuntimeError {
     /// The component is granted capabilities, but no digest says which bytes they are for.
     #[error(
         "{component}: it is granted capabilities ({capabilities}) but no digest pins the file they were \
-         granted for, so it was not loaded; pass the sha256 recorded with the grant"
+         granted for, so it was not loaded. A grant made before Warden recorded component digests has none: \
+         approve the plugin again with `warden plugin grant <plugin>`"
     )]
     Unpinned {
         /// Component name.
