@@ -40,8 +40,8 @@ pub use grant::{Capability, FsGrant, Grant};
 pub use hook_result::{Decision, HookResult};
 pub use limits::Limits;
 pub use sandbox::{
-    CallContext, Captured, HookCall, LogRecord, Policy, ToolCall, ToolCallOutcome,
-    UnrestrictedPolicy,
+    CallContext, Captured, DeniedPaths, HookCall, LogRecord, Policy, ProcessConfinement, ToolCall,
+    ToolCallOutcome, UnrestrictedPolicy,
 };
 
 use sandbox::SandboxState;

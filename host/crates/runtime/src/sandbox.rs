@@ -23,6 +23,56 @@ pub trait Policy: Send + Sync {
     fn check_exec(&self, argv: &[String], cwd: &std::path::Path) -> Result<(), String>;
     /// May the guest fetch this URL?
     fn check_url(&self, url: &str) -> Result<(), String>;
+    /// The existing paths below `roots` (absolute directories a program will be able to
+    /// reach) that the rules take away, found now, just before a program starts: the OS
+    /// confinement of that program is built from them. An error keeps the program from
+    /// starting. The default takes nothing away.
+    fn denied_paths(&self, roots: &[PathBuf]) -> Result<DeniedPaths, String> {
+        let _ = roots;
+        Ok(DeniedPaths::default())
+    }
+}
+
+/// Paths the rules take away from a program, as [`Policy::denied_paths`] finds them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeniedPaths {
+    /// Neither readable nor writable.
+    pub read: Vec<PathBuf>,
+    /// Readable, not writable.
+    pub write: Vec<PathBuf>,
+}
+
+/// How programs started through `exec` are confined by the operating system, beyond what
+/// the grant and the rules give them (see `warden-confine` for what is enforced, and how).
+///
+/// Every field widens what a program may do, so a session takes them only from settings the
+/// user controls (user, managed, command line), never from a project's own files.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ProcessConfinement {
+    /// Where the kernel cannot confine programs, run them unconfined (with a warning in the
+    /// call's log) instead of refusing (`sandbox.allowUnconfined`).
+    pub allow_unconfined: bool,
+    /// The user's home: its toolchain directories become readable, its credential stores
+    /// stay denied. `None`: nothing in the home is readable unless granted.
+    pub home: Option<PathBuf>,
+    /// More read-only paths (`sandbox.readablePaths`).
+    pub readable: Vec<PathBuf>,
+    /// Network access for programs (`sandbox.network`; off by default). The kernel cannot
+    /// limit it to hosts: on means every host.
+    pub network: bool,
+}
+
+impl ProcessConfinement {
+    /// The defaults for the current user: confined, home from `$HOME`, no network.
+    pub fn for_current_user() -> Self {
+        ProcessConfinement {
+            home: std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from)
+                .filter(|h| h.is_absolute()),
+            ..ProcessConfinement::default()
+        }
+    }
 }
 
 /// A policy that adds nothing to the grant.
@@ -52,6 +102,8 @@ pub struct CallContext {
     pub policy: Arc<dyn Policy>,
     /// Values for granted environment variables (others are never visible).
     pub env: Vec<(String, String)>,
+    /// How the programs the guest starts are confined.
+    pub processes: ProcessConfinement,
 }
 
 impl CallContext {
@@ -73,6 +125,7 @@ impl CallContext {
             cwd: cwd.into(),
             policy,
             env,
+            processes: ProcessConfinement::for_current_user(),
         }
     }
 }
@@ -82,6 +135,7 @@ impl std::fmt::Debug for CallContext {
         f.debug_struct("CallContext")
             .field("cwd", &self.cwd)
             .field("env", &self.env.len())
+            .field("processes", &self.processes)
             .finish_non_exhaustive()
     }
 }

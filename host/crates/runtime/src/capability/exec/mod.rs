@@ -16,6 +16,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use wasmtime::component::HasSelf;
 
+mod confine;
+
 use super::Provider;
 use super::env::EnvGrant;
 use super::fs::absolute;
@@ -95,28 +97,6 @@ fn resolve_program(prog: &str, cwd: &Path, path_var: &str) -> Result<PathBuf, Ex
 
 fn file_name(p: &Path) -> &str {
     p.file_name().and_then(OsStr::to_str).unwrap_or("")
-}
-
-/// Kills a process group when dropped, so a call abandoned at the outer deadline still takes
-/// its children with it.
-struct GroupGuard(Option<i32>);
-
-impl GroupGuard {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.0.take() {
-            // SAFETY: kill(2) has no memory effects; a negative pid names the process group
-            // this call created (the child is its leader), and a stale group only yields ESRCH.
-            unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }
 
 /// Reads a stream to its end, keeping at most `cap` bytes; the rest is drained so the child
@@ -288,8 +268,6 @@ impl SandboxState {
             .current_dir(&cwd)
             .env_clear()
             .env("PATH", &path_var)
-            .process_group(0)
-            .kill_on_drop(true)
             .stdin(if options.stdin.is_some() {
                 Stdio::piped()
             } else {
@@ -308,12 +286,22 @@ impl SandboxState {
                 cmd.env(k, v);
             }
         }
+        let confined = self.confine(&mut cmd, limit)?;
+        let mut ending = match &confined {
+            // The supervisor must not be SIGKILLed: processes that left its session would
+            // survive it. It is asked to end the call instead.
+            Some(_) => Ending::Supervisor(None),
+            None => {
+                cmd.process_group(0).kill_on_drop(true);
+                Ending::Group(None)
+            }
+        };
 
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => ExecError::NotFound(format!("{}: {e}", argv[0])),
             _ => ExecError::Failed(format!("cannot start {}: {e}", argv[0])),
         })?;
-        let mut group = GroupGuard(child.id().and_then(|id| i32::try_from(id).ok()));
+        ending.started(child.id());
         let stdin_task = match (child.stdin.take(), options.stdin) {
             (Some(mut pipe), Some(bytes)) => Some(tokio::spawn(async move {
                 // A child that exits without reading closes the pipe; that is not an error.
@@ -332,16 +320,18 @@ impl SandboxState {
         let (status, timed_out) = match tokio::time::timeout(limit, child.wait()).await {
             Ok(Ok(s)) => (s.code().unwrap_or(-1), false),
             Ok(Err(e)) => {
-                group.kill();
+                ending.end();
                 return Err(ExecError::Failed(format!("waiting for {}: {e}", argv[0])));
             }
             Err(_) => (-1, true),
         };
-        // Background children of the program hold the pipes open; the group goes with it.
-        group.kill();
+        // Unconfined, background children of the program hold the pipes open until the group
+        // goes; confined, the supervisor has killed them already.
         if timed_out {
+            ending.end();
             let _ = child.wait().await;
         }
+        ending.reaped();
         if let Some(t) = stdin_task {
             t.abort();
         }
@@ -351,11 +341,26 @@ impl SandboxState {
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
-        let (stderr, t2) = tokio::time::timeout(drain, err_task)
+        let (mut stderr, t2) = tokio::time::timeout(drain, err_task)
             .await
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
+        if let Some(guard) = confined {
+            let restored = guard
+                .finish()
+                .map_err(|e| ExecError::Failed(format!("{} ended, but {e}", argv[0])))?;
+            if !restored.is_empty() {
+                let names: Vec<String> = restored.iter().map(|p| p.display().to_string()).collect();
+                let note = format!(
+                    "\nwarden: {} changed write-protected paths, now restored: {}\n",
+                    file_name(Path::new(&argv[0])),
+                    names.join(", ")
+                );
+                self.log("warn", note.trim().to_string());
+                stderr.extend_from_slice(note.as_bytes());
+            }
+        }
         Ok(Output {
             status,
             stdout,
@@ -363,6 +368,62 @@ impl SandboxState {
             truncated: t1 || t2,
             timed_out,
         })
+    }
+}
+
+/// How the processes of one `exec` are ended early (timeout, or the call abandoned at its
+/// deadline, when the future is dropped): an unconfined program's process group is killed; a
+/// confined program's supervisor is asked to kill every process of the call.
+enum Ending {
+    Group(Option<i32>),
+    Supervisor(Option<u32>),
+}
+
+impl Ending {
+    fn started(&mut self, pid: Option<u32>) {
+        match self {
+            Ending::Group(g) => *g = pid.and_then(|id| i32::try_from(id).ok()),
+            Ending::Supervisor(s) => *s = pid,
+        }
+    }
+
+    /// The child has been waited for: its pid may be reused now, so the supervisor is not
+    /// signalled any more (it has ended every process of the call already). An unconfined
+    /// group is still killed: its leader's exit does not end the rest of it.
+    fn reaped(&mut self) {
+        match self {
+            Ending::Group(_) => self.end(),
+            Ending::Supervisor(s) => *s = None,
+        }
+    }
+
+    fn end(&mut self) {
+        match self {
+            Ending::Group(g) => {
+                if let Some(pgid) = g.take() {
+                    // SAFETY: kill(2) has no memory effects; a negative pid names the process
+                    // group this call created (the child is its leader), and a stale group
+                    // only yields ESRCH.
+                    unsafe {
+                        libc::kill(-pgid, libc::SIGKILL);
+                    }
+                }
+            }
+            Ending::Supervisor(s) => {
+                if let Some(pid) = s.take() {
+                    #[cfg(target_os = "linux")]
+                    let _ = warden_confine::end_call(pid);
+                    #[cfg(not(target_os = "linux"))]
+                    let _ = pid;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        self.end();
     }
 }
 

@@ -1,0 +1,134 @@
+//! The OS confinement of a program started through `exec` (Linux: `warden-confine`).
+//!
+//! What the program may reach, built fresh for every start:
+//!
+//! | what | read | write |
+//! |---|---|---|
+//! | system directories programs need (`/usr`, `/etc`, …, see `warden_confine::SYSTEM_READABLE`) | yes | no |
+//! | toolchains and their configuration in the home (`~/.cargo`, `~/.rustup`, `~/.npm`, `~/.gitconfig`, …) and `sandbox.readablePaths` | yes | no |
+//! | credential stores in the home (`~/.ssh`, `~/.aws`, `~/.gnupg`, …) | no | no |
+//! | the granted directories (a writable grant: its project files) | yes | if granted |
+//! | the session directory, when no grant covers it | yes | no |
+//! | `.env`, `.env.*` in those, and every path a Read deny rule covers (plus Read ask rules for hooks) | no | no |
+//! | paths an Edit deny rule covers | yes | no |
+//! | `.git/config`, `.git/hooks`, `.claude/settings*.json`, `.mcp.json` in a writable grant | yes | changed only for the call: restored after it |
+//! | a private temporary directory (`TMPDIR`), removed after the call | yes | yes |
+//! | network | only with `sandbox.network` | |
+//!
+//! Every process the program starts is confined the same way and ends with the call. Where
+//! the kernel cannot enforce this, the program does not start, unless the user set
+//! `sandbox.allowUnconfined` (then it runs as before, with a warning in the call's log).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::latest::exec::ExecError;
+use crate::sandbox::SandboxState;
+
+/// Grace the supervisor gives past the call's own timeout before it ends everything itself,
+/// in case the host lost track of the call.
+const BACKSTOP_GRACE: Duration = Duration::from_secs(5);
+
+#[cfg(target_os = "linux")]
+pub(super) type Confined = warden_confine::Guard;
+#[cfg(not(target_os = "linux"))]
+pub(super) type Confined = std::convert::Infallible;
+
+impl SandboxState {
+    /// The directories the grant and the session give a program, and whether each is
+    /// writable. The session directory is readable even without a grant: it is where the
+    /// program runs.
+    fn process_roots(&self) -> Vec<(PathBuf, bool)> {
+        let mut roots: Vec<(PathBuf, bool)> = self
+            .grant
+            .fs
+            .iter()
+            .map(|g| (super::super::fs::normalise(&g.path), g.write))
+            .collect();
+        let cwd = super::super::fs::normalise(&self.ctx.cwd);
+        if !roots.iter().any(|(r, _)| cwd.starts_with(r)) {
+            roots.push((cwd, false));
+        }
+        roots
+    }
+
+    /// Confines `cmd`, or says why it cannot run. `Ok(None)`: the kernel cannot confine and
+    /// the user allowed unconfined programs.
+    #[cfg(target_os = "linux")]
+    pub(super) fn confine(
+        &mut self,
+        cmd: &mut tokio::process::Command,
+        limit: Duration,
+    ) -> Result<Option<Confined>, ExecError> {
+        use warden_confine::{ConfineError, Confinement, PROJECT_DENIED};
+
+        let settings = self.ctx.processes.clone();
+        let roots = self.process_roots();
+        let mut c = Confinement::new().system_defaults();
+        if let Some(home) = &settings.home {
+            c = c.home_defaults(home);
+        }
+        for p in &settings.readable {
+            c = c.read(p);
+        }
+        for (root, write) in &roots {
+            c = if *write {
+                c.project(root)
+            } else {
+                let mut c = c.read(root);
+                for d in PROJECT_DENIED {
+                    c = c.deny(root.join(d));
+                }
+                c
+            };
+        }
+        let dirs: Vec<PathBuf> = roots.iter().map(|(r, _)| r.clone()).collect();
+        let denied = self.ctx.policy.denied_paths(&dirs).map_err(|e| {
+            ExecError::Denied(format!(
+                "cannot work out which paths the rules deny, so the program was not started: {e}"
+            ))
+        })?;
+        for p in denied.read {
+            c = c.deny(p);
+        }
+        for p in denied.write {
+            c = c.read(p);
+        }
+        c = c
+            .network(settings.network)
+            .timeout(limit.saturating_add(BACKSTOP_GRACE));
+        match c.confine(cmd.as_std_mut()) {
+            Ok(guard) => Ok(Some(guard)),
+            Err(e @ (ConfineError::Unsupported { .. } | ConfineError::NoSeccomp))
+                if settings.allow_unconfined =>
+            {
+                self.log(
+                    "warn",
+                    format!("running the program unconfined (sandbox.allowUnconfined): {e}"),
+                );
+                Ok(None)
+            }
+            Err(e) => Err(ExecError::Denied(e.to_string())),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn confine(
+        &mut self,
+        _cmd: &mut tokio::process::Command,
+        _limit: Duration,
+    ) -> Result<Option<Confined>, ExecError> {
+        if self.ctx.processes.allow_unconfined {
+            self.log(
+                "warn",
+                "running the program unconfined (sandbox.allowUnconfined): this OS has no confinement Warden can use".into(),
+            );
+            return Ok(None);
+        }
+        Err(ExecError::Denied(
+            "cannot confine programs on this operating system (Warden confines them on Linux 6.2 or later); \
+             set `sandbox.allowUnconfined: true` to run programs without OS confinement"
+                .into(),
+        ))
+    }
+}
