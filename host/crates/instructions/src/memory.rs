@@ -177,7 +177,9 @@ pub struct RuleInfo {
 ///
 /// Only imports are gated, never the memory files themselves (see the [module docs](self)).
 #[derive(Clone)]
-pub struct ReadGate(Arc<dyn Fn(&Path) -> Result<(), String> + Send + Sync>);
+pub struct ReadGate(Arc<GateFn>);
+
+type GateFn = dyn Fn(&Path) -> Result<(), String> + Send + Sync;
 
 impl ReadGate {
     /// A gate calling `check` for each path.
