@@ -597,19 +597,21 @@ fn instructions_loaded_hook_fires_once_per_loaded_file() {
 
 #[test]
 fn a_closed_pipe_ends_warden_quietly_instead_of_panicking() {
-    // `warden context --json | head -c 0`: the reader is gone before warden writes.
+    // `warden context --json | head -c 0`: the reader is gone before warden writes. It is
+    // closed before warden starts: closing it after the spawn races a fast warden on a busy
+    // machine, whose output then fits in the pipe and exits 0.
     let t = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(["context", "--json", "--no-hooks", "--cwd"])
         .arg(t.path())
         .env("WARDEN_HOME", t.path().join("home"))
         .env("WARDEN_MANAGED_SETTINGS_DIR", "")
-        .stdout(std::process::Stdio::piped())
+        .stdout(writer)
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    drop(child.stdout.take());
-    let out = child.wait_with_output().expect("wait");
+        .output()
+        .expect("run warden");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_ne!(out.status.code(), Some(101), "{stderr}");
