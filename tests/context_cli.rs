@@ -378,6 +378,67 @@ fn json_shape_skills_plugin_namespaces_and_warnings() {
 }
 
 #[test]
+fn imports_of_files_the_rules_deny_reading_stay_out_of_context() {
+    let f = fixture();
+    let secret = "sk-live-8c1f0e9d3b";
+    write(&f.app.join(".env"), &format!("API_KEY={secret}\n"));
+    write(
+        &f.app.join("CLAUDE.md"),
+        "app memory\nSee @notes.md for details.\nEnvironment: @.env\n",
+    );
+    write(
+        &f.app.join(".claude/settings.json"),
+        r#"{"permissions":{"deny":["Read(./.env)"]}}"#,
+    );
+    let env = f.rel(".env");
+    let claude = f.rel("CLAUDE.md");
+
+    let out = f.context(&["--json", "--no-hooks"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains(secret), "{text}");
+    let v: Value = serde_json::from_str(&text).expect("context JSON");
+    let loaded = memory(&v);
+    assert!(loaded.iter().all(|(p, _)| *p != env), "{loaded:?}");
+    // The import beside it is unaffected.
+    assert!(
+        loaded.iter().any(|(p, _)| *p == f.rel("notes.md")),
+        "{loaded:?}"
+    );
+    let warnings = v["warnings"].as_array().expect("warnings");
+    let w = warnings
+        .iter()
+        .find(|w| {
+            w["file"] == json!(claude) && w["message"].as_str().is_some_and(|m| m.contains(&env))
+        })
+        .unwrap_or_else(|| panic!("no warning about the skipped import: {warnings:?}"));
+    assert_eq!(w["line"], json!(3), "{w}");
+    assert!(
+        w["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("Read(./.env)")),
+        "{w}"
+    );
+
+    let out = f.context(&["--no-hooks"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains(secret), "{text}");
+    assert!(
+        text.contains(&format!("{claude}:3: import @.env skipped")),
+        "{text}"
+    );
+
+    // An ask rule does not keep the file out: only a deny does.
+    write(
+        &f.app.join(".claude/settings.json"),
+        r#"{"permissions":{"ask":["Read(./.env)"]}}"#,
+    );
+    let v = f.context_json(&["--no-hooks"]);
+    assert!(memory(&v).iter().any(|(p, _)| *p == env), "{v}");
+}
+
+#[test]
 fn unusable_directory_exits_2() {
     let f = fixture();
     let missing = f.base.join("no-such-dir").display().to_string();
@@ -536,19 +597,21 @@ fn instructions_loaded_hook_fires_once_per_loaded_file() {
 
 #[test]
 fn a_closed_pipe_ends_warden_quietly_instead_of_panicking() {
-    // `warden context --json | head -c 0`: the reader is gone before warden writes.
+    // `warden context --json | head -c 0`: the reader is gone before warden writes. It is
+    // closed before warden starts: closing it after the spawn races a fast warden on a busy
+    // machine, whose output then fits in the pipe and exits 0.
     let t = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(["context", "--json", "--no-hooks", "--cwd"])
         .arg(t.path())
         .env("WARDEN_HOME", t.path().join("home"))
         .env("WARDEN_MANAGED_SETTINGS_DIR", "")
-        .stdout(std::process::Stdio::piped())
+        .stdout(writer)
         .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    drop(child.stdout.take());
-    let out = child.wait_with_output().expect("wait");
+        .output()
+        .expect("run warden");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_ne!(out.status.code(), Some(101), "{stderr}");

@@ -25,10 +25,10 @@ use warden_hooks::{
     Outcome, dispatch,
 };
 use warden_instructions::{
-    CommandRunner, Context, ContextOptions, LoadReason, MemoryFile, PluginContent, RenderError,
-    RenderOptions, RenderedSkill, SkillSource, Warning,
+    CommandRunner, Context, ContextOptions, LoadReason, MemoryFile, PluginContent, ReadGate,
+    RenderError, RenderOptions, RenderedSkill, SkillSource, Warning,
 };
-use warden_permissions::{Decision, Permissions, PermissionsError};
+use warden_permissions::{Access, Decision, Mode, Permissions, PermissionsError};
 
 use crate::session::Session;
 
@@ -77,14 +77,44 @@ pub fn plugin_contents(session: &Session) -> Vec<PluginContent> {
 }
 
 /// What to load for `session` once `touched` files (absolute, or relative to the session's
-/// directory) have been read or edited.
+/// directory) have been read or edited. `@path` imports of memory files go through
+/// [`import_gate`].
 pub fn context_options(session: &Session, touched: &[PathBuf]) -> ContextOptions {
     let mut opts = ContextOptions::new(&session.cwd, session.home.clone());
     opts.managed_dir = managed_dir();
     opts.settings = session.settings.clone();
     opts.plugins = plugin_contents(session);
     opts.touched_files = touched.iter().map(|t| session.cwd.join(t)).collect();
+    opts.read_gate = Some(import_gate(session));
     opts
+}
+
+/// The gate on memory `@path` imports: an import is refused when the session's rules deny
+/// reading the file (`Read` deny rules, matched against the path and its symlink target).
+///
+/// Only a deny refuses. The rules are compiled in the default mode, so neither an ask rule nor
+/// a read outside the working directories (which would prompt, and be denied in `dontAsk`
+/// mode) blocks an import: Claude Code reads imports without asking, and the deny rules are
+/// what keeps a file out of the model's context. Rules that cannot be compiled refuse every
+/// import (fail closed), as they refuse every guest access.
+pub fn import_gate(session: &Session) -> ReadGate {
+    match session.permissions(Some(Mode::Default), &[]) {
+        Ok(perms) => ReadGate::new(move |path| {
+            let r = perms.check_path(Access::Read, path);
+            if r.decision != Decision::Deny {
+                return Ok(());
+            }
+            Err(match (&r.rule, &r.source) {
+                (Some(rule), Some(src)) => format!("denied by rule `{rule}` from {src}"),
+                (Some(rule), None) => format!("denied by rule `{rule}`"),
+                _ => r.reason,
+            })
+        }),
+        Err(e) => {
+            let why = format!("the permission rules cannot be used: {e}");
+            ReadGate::new(move |_| Err(why.clone()))
+        }
+    }
 }
 
 /// Loads the session's context (see [`context_options`]). The session's own problems are added

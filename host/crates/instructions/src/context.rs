@@ -9,7 +9,7 @@ use warden_config::{Home, Scope, Settings};
 
 use crate::agents::{self, Agent, AgentSource};
 use crate::diag::Warning;
-use crate::memory::{MemoryFile, MemoryLoader, MemoryOptions, MemoryType, RuleInfo};
+use crate::memory::{MemoryFile, MemoryLoader, MemoryOptions, MemoryType, ReadGate, RuleInfo};
 use crate::skills::{
     self, RenderError, RenderOptions, RenderedSkill, ScanOptions, Skill, SkillKind, SkillSource,
 };
@@ -56,6 +56,11 @@ pub struct ContextOptions {
     pub scan: ScanOptions,
     /// Listing budget in characters.
     pub listing_budget: usize,
+    /// Screens `@path` imports of memory files before they are read (see [`ReadGate`]): called
+    /// with the absolute path as written and again with its real path; an `Err(reason)` skips
+    /// the import with a warning and the file's text never enters the context. It applies to
+    /// imports only: memory files and rules are read unconditionally, as Claude Code does.
+    pub read_gate: Option<ReadGate>,
 }
 
 impl ContextOptions {
@@ -76,6 +81,7 @@ impl ContextOptions {
             project_enabled: true,
             scan: ScanOptions::default(),
             listing_budget: skills::DEFAULT_LISTING_BUDGET,
+            read_gate: None,
         }
     }
 }
@@ -143,6 +149,7 @@ pub fn load_context(opts: &ContextOptions) -> Context {
         excludes: settings_strings(settings, "claudeMdExcludes"),
         external_imports_approved: approved,
         project_enabled: opts.project_enabled,
+        read_gate: opts.read_gate.clone(),
     });
     let mut memory = loader.load_start();
     let mut warnings = Vec::new();

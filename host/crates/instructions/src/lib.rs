@@ -20,7 +20,7 @@ pub mod skills;
 pub use agents::{Agent, AgentSource};
 pub use context::{Context, ContextOptions, PluginContent, load_context};
 pub use diag::Warning;
-pub use memory::{LoadReason, MemoryFile, MemoryKind, MemoryType, RuleInfo};
+pub use memory::{LoadReason, MemoryFile, MemoryKind, MemoryType, ReadGate, RuleInfo};
 pub use skills::{
     CommandRunner, RenderError, RenderOptions, RenderedSkill, Skill, SkillKind, SkillSource,
 };

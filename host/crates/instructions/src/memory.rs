@@ -14,9 +14,17 @@
 //! * a file reached twice (two imports, or an import of a file already loaded) is loaded once; a
 //!   file importing one of its own importers is reported as a cycle;
 //! * HTML comments are stripped anywhere outside code spans and fenced blocks.
+//!
+//! A [`ReadGate`] screens `@path` imports only. The memory files themselves (`CLAUDE.md`,
+//! `CLAUDE.local.md`, `AGENTS.md`, rules) are read whatever the gate says, as Claude Code reads
+//! them: they are the instructions of the place the session runs in, chosen by where they are.
+//! An import names an arbitrary file, so a checked-in `CLAUDE.md` saying `@.env` would
+//! otherwise put a file the session may not read into the model's context.
 
 use std::collections::HashSet;
+use std::fmt;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
@@ -158,6 +166,39 @@ pub struct RuleInfo {
     matcher: Option<Matcher>,
 }
 
+/// Decides whether a file brought in by an `@path` import may be read.
+///
+/// Before any imported file is read, the gate is called with its absolute path as written
+/// (lexically normalised, `~/` expanded) and, when that differs, again with its real path
+/// (symlinks resolved), so a link to a refused file is refused too. `Err(reason)` skips the
+/// import: a warning names the importing file, the line of the `@` reference, the imported
+/// path and `reason`. Nothing of the refused file's text enters the context or the warning,
+/// and the files it would import are never looked at.
+///
+/// Only imports are gated, never the memory files themselves (see the [module docs](self)).
+#[derive(Clone)]
+pub struct ReadGate(Arc<GateFn>);
+
+type GateFn = dyn Fn(&Path) -> Result<(), String> + Send + Sync;
+
+impl ReadGate {
+    /// A gate calling `check` for each path.
+    pub fn new(check: impl Fn(&Path) -> Result<(), String> + Send + Sync + 'static) -> Self {
+        ReadGate(Arc::new(check))
+    }
+
+    /// Asks the gate about one path.
+    pub fn check(&self, path: &Path) -> Result<(), String> {
+        (self.0)(path)
+    }
+}
+
+impl fmt::Debug for ReadGate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ReadGate(..)")
+    }
+}
+
 /// Inputs of the memory loader.
 #[derive(Debug, Clone)]
 pub struct MemoryOptions {
@@ -177,6 +218,8 @@ pub struct MemoryOptions {
     pub external_imports_approved: bool,
     /// Whether project and local memory is read at all (`project` setting source).
     pub project_enabled: bool,
+    /// Screens every `@path` import before it is read (`None`: every import is read).
+    pub read_gate: Option<ReadGate>,
 }
 
 /// Loads memory and rules, remembering what is loaded so later touches only add new files.
@@ -552,6 +595,14 @@ impl MemoryLoader {
                     continue;
                 }
             };
+            if let Err(why) = self.gate(&target, &target_real) {
+                self.warnings.push(Warning::at(
+                    path,
+                    imp.line,
+                    format!("import @{} skipped: {why}", imp.path),
+                ));
+                continue;
+            }
             if matches!(mt, MemoryType::Project | MemoryType::Local)
                 && !self.opts.external_imports_approved
                 && !target_real.starts_with(&self.project_root)
@@ -606,6 +657,26 @@ impl MemoryLoader {
                 ),
             ));
         }
+    }
+
+    /// The read gate on an import's path as written and its real path; the error says which
+    /// path was refused and why.
+    fn gate(&self, target: &Path, real: &Path) -> Result<(), String> {
+        let Some(gate) = &self.opts.read_gate else {
+            return Ok(());
+        };
+        gate.check(target)
+            .map_err(|why| format!("reading {} is refused ({why})", target.display()))?;
+        if real != target {
+            gate.check(real).map_err(|why| {
+                format!(
+                    "reading {}, a link to {}, is refused ({why})",
+                    target.display(),
+                    real.display()
+                )
+            })?;
+        }
+        Ok(())
     }
 
     fn resolve_import(&self, raw: &str, base: &Path) -> Option<PathBuf> {

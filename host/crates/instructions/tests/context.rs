@@ -340,6 +340,135 @@ fn imports_outside_the_project_need_approval_except_from_user_files() {
     assert!(rel(&fx, &ctx).contains(&"outside/x.md".to_string()));
 }
 
+/// A gate refusing every path under `secret` (a directory of the fixture), recording what it
+/// was asked about.
+fn deny_under(secret: PathBuf) -> (ReadGate, std::sync::Arc<std::sync::Mutex<Vec<PathBuf>>>) {
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = asked.clone();
+    let gate = ReadGate::new(move |p: &Path| {
+        log.lock().expect("log").push(p.to_path_buf());
+        if p.starts_with(&secret) || p.file_name().is_some_and(|n| n == ".env") {
+            Err("denied by test rule".into())
+        } else {
+            Ok(())
+        }
+    });
+    (gate, asked)
+}
+
+const SECRET: &str = "TOPSECRET-4242";
+
+/// The refusal warning for `importer`, after checking that no warning and no memory text holds
+/// the secret and that no refused file was loaded.
+fn refusal<'a>(ctx: &'a Context, importer: &Path, imported: &str) -> &'a Warning {
+    for m in &ctx.memory {
+        assert!(
+            !m.content.contains(SECRET),
+            "{}: {}",
+            m.path.display(),
+            m.content
+        );
+    }
+    assert!(!ctx.memory_text().contains(SECRET));
+    for w in &ctx.warnings {
+        assert!(!w.to_string().contains(SECRET), "{w}");
+    }
+    ctx.warnings
+        .iter()
+        .find(|w| w.file == importer && w.message.contains(imported))
+        .unwrap_or_else(|| panic!("no warning for {imported}: {:?}", ctx.warnings))
+}
+
+#[test]
+fn read_gate_skips_a_denied_direct_import_and_says_why() {
+    let fx = Fx::new();
+    let env = fx.w("proj/.env", &format!("API_KEY={SECRET}\n"));
+    fx.w("proj/secrets/key.txt", SECRET);
+    fx.w("proj/ok.md", "fine");
+    let claude = fx.w(
+        "proj/CLAUDE.md",
+        "Intro\n@.env\nSee @./secrets/key.txt and @ok.md\n",
+    );
+    let mut o = fx.opts("proj");
+    let (gate, asked) = deny_under(fx.p("proj/secrets"));
+    o.read_gate = Some(gate);
+    let ctx = load_context(&o);
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md", "proj/ok.md"]);
+    let w = refusal(&ctx, &claude, &env.display().to_string());
+    assert_eq!(w.line, Some(2), "{w}");
+    assert!(w.message.contains("@.env"), "{w}");
+    assert!(w.message.contains("denied by test rule"), "{w}");
+    let w = refusal(
+        &ctx,
+        &claude,
+        &fx.p("proj/secrets/key.txt").display().to_string(),
+    );
+    assert_eq!(w.line, Some(3), "{w}");
+    // Memory files themselves are not gated: only imports are asked about.
+    let asked = asked.lock().expect("log").clone();
+    assert!(!asked.contains(&claude), "{asked:?}");
+    assert!(asked.contains(&fx.p("proj/ok.md")), "{asked:?}");
+}
+
+#[test]
+fn read_gate_applies_to_nested_imports_and_their_imports_are_not_read() {
+    let fx = Fx::new();
+    fx.w("proj/CLAUDE.md", "@docs/a.md");
+    let a = fx.w("proj/docs/a.md", "level one\n\n@../secrets/b.md\n");
+    fx.w("proj/secrets/b.md", &format!("{SECRET} @../docs/c.md"));
+    fx.w("proj/docs/c.md", "only reachable through b");
+    let mut o = fx.opts("proj");
+    let (gate, asked) = deny_under(fx.p("proj/secrets"));
+    o.read_gate = Some(gate);
+    let ctx = load_context(&o);
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md", "proj/docs/a.md"]);
+    let w = refusal(&ctx, &a, &fx.p("proj/secrets/b.md").display().to_string());
+    assert_eq!(w.line, Some(3), "{w}");
+    assert!(!asked.lock().expect("log").contains(&fx.p("proj/docs/c.md")));
+}
+
+#[cfg(unix)]
+#[test]
+fn read_gate_sees_through_a_symlink_to_a_denied_file() {
+    let fx = Fx::new();
+    let key = fx.w("proj/secrets/key.txt", SECRET);
+    std::os::unix::fs::symlink(&key, fx.p("proj/innocent.md")).expect("symlink");
+    let claude = fx.w("proj/CLAUDE.md", "@innocent.md");
+    let mut o = fx.opts("proj");
+    o.read_gate = Some(deny_under(fx.p("proj/secrets")).0);
+    let ctx = load_context(&o);
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md"]);
+    let w = refusal(
+        &ctx,
+        &claude,
+        &fx.p("proj/innocent.md").display().to_string(),
+    );
+    assert!(w.message.contains(&key.display().to_string()), "{w}");
+}
+
+#[test]
+fn read_gate_applies_to_home_imports() {
+    let fx = Fx::new();
+    fx.w("uhome/.ssh/id_rsa", SECRET);
+    let claude = fx.w("proj/CLAUDE.md", "keys: @~/.ssh/id_rsa");
+    let mut o = fx.opts("proj");
+    o.external_imports_approved = true;
+    o.read_gate = Some(deny_under(fx.p("uhome/.ssh")).0);
+    let ctx = load_context(&o);
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md"]);
+    let w = refusal(
+        &ctx,
+        &claude,
+        &fx.p("uhome/.ssh/id_rsa").display().to_string(),
+    );
+    assert!(w.message.contains("@~/.ssh/id_rsa"), "{w}");
+    // Without a gate the same import loads: the gate is what keeps it out.
+    let mut o = fx.opts("proj");
+    o.external_imports_approved = true;
+    let ctx = load_context(&o);
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md", "uhome/.ssh/id_rsa"]);
+}
+
 // ---- 8.3 rules ----
 
 #[test]
