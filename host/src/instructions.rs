@@ -12,11 +12,10 @@
 //!   `allowed-tools` for the render as the invoking turn would.
 //! * [`fire_instructions_loaded`] sends one `InstructionsLoaded` hook event per loaded file.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::io::Read as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -30,6 +29,7 @@ use warden_instructions::{
 };
 use warden_permissions::{Access, Decision, Mode, Permissions, PermissionsError};
 
+use crate::runtime::ToolCallOutcome;
 use crate::session::Session;
 
 /// How long one injected command may run (the Bash tool's default two minutes, spec 6.4).
@@ -38,10 +38,6 @@ pub const INJECTION_TIMEOUT: Duration = Duration::from_secs(120);
 /// Most bytes of one injected command's output put into the skill text; the rest is replaced by
 /// a note giving the full size (the Bash tool's 30,000-character output limit).
 pub const INJECTION_OUTPUT_CAP: usize = 30_000;
-
-/// How long the output of a finished command is still read before the processes it left behind
-/// (holding the output pipe open) are killed.
-const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 /// Programs whose exit status 1 means "no match" or "differs" rather than failure; such an exit
 /// does not abort a skill (spec 6.4).
@@ -157,20 +153,24 @@ pub fn session_warnings(session: &Session) -> Vec<Warning> {
 /// denied it, and one the rules would ask about is refused, since nobody can answer while a
 /// skill renders.
 ///
-/// An allowed command runs as `sh -c COMMAND` in the given directory with stdin closed, stderr
-/// merged into stdout, in its own process group (killed as a whole on timeout), for at most
-/// [`INJECTION_TIMEOUT`], keeping at most [`INJECTION_OUTPUT_CAP`] bytes of output.
+/// An allowed command never reaches the host's shell: it runs as a call of the session's
+/// built-in Bash tool, a WebAssembly component whose programs go through the `exec`
+/// capability, so the rules are checked again on every program it starts and each program is
+/// confined by the OS (see `warden_runtime`'s exec capability). Stderr follows stdout; a call
+/// lasts at most [`INJECTION_TIMEOUT`] and keeps at most [`INJECTION_OUTPUT_CAP`] bytes.
 #[derive(Debug)]
 pub struct PermissionCheckedRunner {
+    session: Arc<Session>,
     perms: Permissions,
     timeout: Duration,
     output_cap: usize,
 }
 
 impl PermissionCheckedRunner {
-    /// A runner checking commands against `perms`.
-    pub fn new(perms: Permissions) -> Self {
+    /// A runner for `session`, checking commands against `perms`.
+    pub fn new(session: Arc<Session>, perms: Permissions) -> Self {
         PermissionCheckedRunner {
+            session,
             perms,
             timeout: INJECTION_TIMEOUT,
             output_cap: INJECTION_OUTPUT_CAP,
@@ -179,10 +179,13 @@ impl PermissionCheckedRunner {
 
     /// A runner for `session`'s rules plus `allowed_tools` (a skill's `allowed-tools`).
     pub fn for_session(
-        session: &Session,
+        session: &Arc<Session>,
         allowed_tools: &[String],
     ) -> Result<Self, PermissionsError> {
-        Ok(Self::new(session.permissions(None, allowed_tools)?))
+        Ok(Self::new(
+            session.clone(),
+            session.permissions(None, allowed_tools)?,
+        ))
     }
 
     /// Replaces the time limit of each command.
@@ -222,137 +225,63 @@ impl PermissionCheckedRunner {
             )),
         }
     }
+
+    /// Runs an allowed command through the session's Bash tool.
+    fn run_sandboxed(&self, command: &str) -> Result<String, String> {
+        let tools = self.session.tools();
+        let Some(bash) = tools.get("Bash") else {
+            return Err("this session has no Bash tool to run injected commands with".into());
+        };
+        let timeout_ms = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
+        let input = serde_json::json!({ "command": command, "timeout": timeout_ms });
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+        let outcome = rt
+            .block_on(self.session.execute_approved(bash, &input))
+            .map_err(|e| e.to_string())?;
+        let cap = |text: String| {
+            if text.len() <= self.output_cap {
+                return text;
+            }
+            let mut cut = self.output_cap;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            format!(
+                "{}\n… [output truncated: {cut} of {} bytes shown]",
+                &text[..cut],
+                text.len()
+            )
+        };
+        match outcome {
+            Ok(ToolCallOutcome::Ok { content, .. }) => Ok(cap(content)),
+            Ok(ToolCallOutcome::Failed(m)) => {
+                let (output, last) = m.rsplit_once('\n').unwrap_or(("", m.as_str()));
+                match last.strip_prefix("Exit code ") {
+                    Some("1") if is_search_or_compare(command) => Ok(cap(output.to_string())),
+                    Some(code) => Err(format!("exit code {code}{}", excerpt(output))),
+                    None => Err(excerpt(&m).trim_start_matches(": ").to_string()),
+                }
+            }
+            Ok(ToolCallOutcome::Denied(m)) => Err(format!("refused in the sandbox: {m}")),
+            Ok(ToolCallOutcome::InvalidInput(m)) | Err(m) => Err(m),
+        }
+    }
 }
 
 impl CommandRunner for PermissionCheckedRunner {
     fn run(&self, command: &str, cwd: &Path) -> Result<String, String> {
         self.check(command)?;
-        run_shell(command, cwd, self.timeout, self.output_cap)
-    }
-}
-
-/// Output collected by the reader thread: kept bytes and the total seen.
-#[derive(Default)]
-struct Captured {
-    kept: Vec<u8>,
-    total: usize,
-    done: bool,
-}
-
-fn run_shell(command: &str, cwd: &Path, timeout: Duration, cap: usize) -> Result<String, String> {
-    use std::os::unix::process::CommandExt as _;
-
-    let (reader, writer) = std::io::pipe().map_err(|e| format!("cannot create a pipe: {e}"))?;
-    let writer2 = writer
-        .try_clone()
-        .map_err(|e| format!("cannot create a pipe: {e}"))?;
-    let mut cmd = Command::new("sh");
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(writer)
-        .stderr(writer2)
-        .process_group(0);
-    let mut child = cmd.spawn().map_err(|e| format!("cannot start sh: {e}"))?;
-    // The builder holds the write ends; dropping it lets the reader see end-of-file once the
-    // command's processes are gone.
-    drop(cmd);
-    let pgid = child.id() as libc::pid_t;
-    let captured = Arc::new(Mutex::new(Captured::default()));
-    let sink = captured.clone();
-    std::thread::spawn(move || read_capped(reader, cap, &sink));
-
-    let deadline = Instant::now() + timeout;
-    let status: Option<ExitStatus> = loop {
-        match child.try_wait() {
-            Ok(Some(s)) => break Some(s),
-            Ok(None) if Instant::now() >= deadline => {
-                kill_group(pgid);
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => {
-                kill_group(pgid);
-                let _ = child.wait();
-                return Err(format!("waiting for the command: {e}"));
-            }
-        }
-    };
-    // Background processes may still hold the pipe: give them a moment, then end them.
-    if !wait_done(&captured, PIPE_GRACE) {
-        kill_group(pgid);
-        wait_done(&captured, PIPE_GRACE);
-    }
-    let output = {
-        let c = captured.lock().unwrap_or_else(|p| p.into_inner());
-        let mut text = String::from_utf8_lossy(&c.kept).into_owned();
-        if c.total > c.kept.len() {
-            text.push_str(&format!(
-                "\n… [output truncated: {} of {} bytes shown]",
-                c.kept.len(),
-                c.total
+        if cwd != self.session.cwd {
+            return Err(format!(
+                "injected commands run in the session directory {}, not {}",
+                self.session.cwd.display(),
+                cwd.display()
             ));
         }
-        text
-    };
-    let Some(status) = status else {
-        return Err(format!(
-            "timed out after {}s{}",
-            timeout.as_secs(),
-            excerpt(&output)
-        ));
-    };
-    match status.code() {
-        Some(0) => Ok(output),
-        Some(1) if is_search_or_compare(command) => Ok(output),
-        Some(code) => Err(format!("exit code {code}{}", excerpt(&output))),
-        None => {
-            use std::os::unix::process::ExitStatusExt as _;
-            let sig = status.signal().unwrap_or(0);
-            Err(format!("killed by signal {sig}{}", excerpt(&output)))
-        }
-    }
-}
-
-/// Reads everything from `reader`, keeping the first `cap` bytes; reading on past the cap keeps
-/// the command from blocking on a full pipe.
-fn read_capped(mut reader: std::io::PipeReader, cap: usize, sink: &Mutex<Captured>) {
-    let mut buf = [0u8; 8192];
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        let mut c = sink.lock().unwrap_or_else(|p| p.into_inner());
-        let room = cap.saturating_sub(c.kept.len());
-        c.kept.extend_from_slice(&buf[..n.min(room)]);
-        c.total += n;
-    }
-    sink.lock().unwrap_or_else(|p| p.into_inner()).done = true;
-}
-
-fn wait_done(captured: &Mutex<Captured>, grace: Duration) -> bool {
-    let until = Instant::now() + grace;
-    loop {
-        if captured.lock().unwrap_or_else(|p| p.into_inner()).done {
-            return true;
-        }
-        if Instant::now() >= until {
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-fn kill_group(pgid: libc::pid_t) {
-    if pgid > 0 {
-        // SAFETY: kill(2) with a negative pid signals the process group the child leads; it
-        // touches no memory of this process.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
+        self.run_sandboxed(command)
     }
 }
 
@@ -411,7 +340,7 @@ pub struct SkillRenderOptions {
 /// own `allowed-tools` (with `${CLAUDE_*}` placeholders substituted), as the invoking turn has
 /// them. Commands run in the session's directory.
 pub fn render_skill(
-    session: &Session,
+    session: &Arc<Session>,
     ctx: &Context,
     name: &str,
     args: &str,
@@ -581,27 +510,6 @@ mod tests {
         assert!(is_search_or_compare("cd a && diff x y"));
         assert!(!is_search_or_compare("grep foo x | wc -l"));
         assert!(!is_search_or_compare("false"));
-    }
-
-    #[test]
-    fn shell_output_status_cap_and_timeout() {
-        let dir = std::env::temp_dir();
-        let out = run_shell("echo out; echo err >&2", &dir, INJECTION_TIMEOUT, 1000);
-        assert_eq!(out.as_deref().map(str::trim), Ok("out\nerr"));
-        let e = run_shell("echo bad; exit 3", &dir, INJECTION_TIMEOUT, 1000);
-        assert_eq!(e, Err("exit code 3: bad".to_string()));
-        assert!(run_shell("printf 'a\\nb' | grep zzz", &dir, INJECTION_TIMEOUT, 10).is_ok());
-        let big = run_shell("yes x | head -c 5000", &dir, INJECTION_TIMEOUT, 100);
-        let big = big.unwrap_or_default();
-        assert!(big.starts_with("x\nx\n"), "{big}");
-        assert!(
-            big.contains("[output truncated: 100 of 5000 bytes shown]"),
-            "{big}"
-        );
-        let t0 = Instant::now();
-        let slow = run_shell("sleep 30", &dir, Duration::from_millis(200), 100);
-        assert!(slow.is_err_and(|e| e.starts_with("timed out")));
-        assert!(t0.elapsed() < Duration::from_secs(10));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use warden::hook_result::TypedHookResult;
-use warden::runtime::{CallContext, DigestPin, Grant, Limits, World};
+use warden::runtime::{DigestPin, Grant, Limits, World};
 use warden::session::{Session, SessionOptions};
 use warden_hooks::Event;
 
@@ -67,7 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The grant is given on this command line for this very file: nothing to pin it to.
     let component =
         runtime.load_file(&args.component, World::Hook, &grant, DigestPin::Unchecked)?;
-    let ctx = CallContext::with_policy(cwd, &grant, session.guest_policy(false));
+    let ctx = session.call_context(&cwd, &grant, session.guest_policy(false));
     let call =
         super::block_on(runtime.call_hook(&component, event.as_str(), &input, &limits, ctx))??;
     let out = call.result.to_cc_output(event.as_str());

@@ -110,6 +110,7 @@ fn show(a: ShowArgs) -> anyhow::Result<ExitCode> {
     let Some(session) = session(&a.session)? else {
         return Ok(ExitCode::from(2));
     };
+    let session = std::sync::Arc::new(session);
     let ctx = instructions::load_context(&session, &[]);
     let opts = SkillRenderOptions {
         session_id: Some(a.session_id.unwrap_or_else(instructions::new_session_id)),

@@ -12,7 +12,7 @@ use warden_hooks::{RawOutcome, WasmHookCall, WasmHookRunner};
 use super::Session;
 use warden_hooks::TypedHookResult;
 
-use crate::runtime::{CallContext, DigestPin, Grant, Limits, LoadedComponent, Policy, World};
+use crate::runtime::{DigestPin, Grant, Limits, LoadedComponent, Policy, World};
 
 /// Runs WASM hook handlers. The runtime is created on first use, so a process whose event
 /// matches no WASM hook never pays for an engine.
@@ -118,7 +118,7 @@ impl WasmHookRunner for WasmRunner {
                 Err(e) => return failed(e),
             };
             let limits = Limits::with_deadline(call.timeout.max(Duration::from_millis(1)));
-            let ctx = CallContext::with_policy(call.project_dir, grant, self.policy.clone());
+            let ctx = self.session.call_context(call.project_dir, grant, self.policy.clone());
             let event = call.event.as_str();
             match rt
                 .call_hook(&component, event, call.input, &limits, ctx)

@@ -29,14 +29,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
-use warden_config::{Home, LoadOptions, Settings};
+use warden_config::{Home, LoadOptions, Scope, Settings};
 use warden_hooks::{DispatchOptions, HookConfig, HookConfigBuilder, PluginContext};
 use warden_permissions::{Mode, Permissions, PermissionsError};
 use warden_plugins::{LoadedPlugin, PluginManager};
 
 use crate::capability::{AskAt, PermissionPolicy};
 use crate::runtime::{
-    ComponentCache, FsGrant, Grant, Policy, Runtime, RuntimeConfig, RuntimeError,
+    ComponentCache, FsGrant, Grant, Policy, ProcessConfinement, Runtime, RuntimeConfig,
+    RuntimeError,
 };
 
 pub use hooks::WasmRunner;
@@ -166,6 +167,7 @@ pub struct Session {
     hook_config: OnceLock<HookConfig>,
     components: OnceLock<Result<Arc<ComponentCache>, String>>,
     registry: OnceLock<ToolRegistry>,
+    processes: OnceLock<ProcessConfinement>,
 }
 
 impl std::fmt::Debug for Session {
@@ -203,6 +205,7 @@ impl Session {
             hook_config: OnceLock::new(),
             components: OnceLock::new(),
             registry: OnceLock::new(),
+            processes: OnceLock::new(),
         }
     }
 
@@ -332,6 +335,85 @@ impl Session {
             .component_digest(component)
             .map(str::to_string)
     }
+}
+
+impl Session {
+    /// What a guest call sees of the session: `cwd`, the grant's environment, `policy`, and
+    /// how the programs it starts are confined.
+    pub fn call_context(
+        &self,
+        cwd: &Path,
+        grant: &Grant,
+        policy: Arc<dyn Policy>,
+    ) -> crate::runtime::CallContext {
+        let mut ctx = crate::runtime::CallContext::with_policy(cwd, grant, policy);
+        ctx.processes = self.process_confinement().clone();
+        ctx
+    }
+
+    /// The `sandbox` settings: how programs started through `exec` are confined. Each of them
+    /// widens what a program may do, so only files the user controls count (user, managed,
+    /// `--settings`); a project's own `.claude/settings*.json` cannot turn confinement off,
+    /// add readable paths or give programs the network.
+    pub fn process_confinement(&self) -> &ProcessConfinement {
+        self.processes.get_or_init(|| {
+            let user_home = self
+                .opts
+                .user_home
+                .clone()
+                .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+                .filter(|h| h.is_absolute());
+            sandbox_settings(&self.settings, user_home)
+        })
+    }
+}
+
+/// Reads `sandbox.allowUnconfined`, `sandbox.network` and `sandbox.readablePaths` (absolute,
+/// or `~/…`) from the files the user controls, highest precedence first for the flags;
+/// readable paths add up.
+fn sandbox_settings(settings: &Settings, home: Option<PathBuf>) -> ProcessConfinement {
+    let trusted = settings.files.iter().filter(|f| {
+        matches!(f.scope, Scope::User | Scope::Managed | Scope::Cli)
+    });
+    let mut out = ProcessConfinement {
+        home: home.clone(),
+        ..ProcessConfinement::default()
+    };
+    let mut flags_seen = (false, false);
+    for f in trusted {
+        let Some(sb) = f.value.get("sandbox").and_then(|v| v.as_object()) else {
+            continue;
+        };
+        if !flags_seen.0
+            && let Some(b) = sb.get("allowUnconfined").and_then(|v| v.as_bool())
+        {
+            out.allow_unconfined = b;
+            flags_seen.0 = true;
+        }
+        if !flags_seen.1
+            && let Some(b) = sb.get("network").and_then(|v| v.as_bool())
+        {
+            out.network = b;
+            flags_seen.1 = true;
+        }
+        for p in sb
+            .get("readablePaths")
+            .and_then(|v| v.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str())
+        {
+            let path = match (p.strip_prefix("~/"), &home) {
+                (Some(rest), Some(h)) => h.join(rest),
+                (Some(_), None) => continue,
+                (None, _) => PathBuf::from(p),
+            };
+            if path.is_absolute() && !out.readable.contains(&path) {
+                out.readable.push(path);
+            }
+        }
+    }
+    out
 }
 
 fn build_permissions(

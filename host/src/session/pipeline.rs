@@ -27,7 +27,7 @@ use warden_hooks::{DispatchResult, Event, HandlerReport, Outcome, dispatch};
 use warden_permissions::{Decision, HookVerdict};
 
 use super::{Session, SessionError};
-use crate::runtime::{CallContext, Limits, ToolCallOutcome};
+use crate::runtime::{Limits, ToolCallOutcome};
 
 /// A step of the pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -237,6 +237,28 @@ impl Session {
         self.pipeline(tool, input, asker, Until::End).await
     }
 
+    /// Runs a registered tool whose call was already allowed (by the rules, a hook or the
+    /// user), in a fresh sandbox: what it does within its grant is approved, and only deny
+    /// rules stop its accesses. No hooks run and nothing is asked; the caller has decided.
+    pub async fn execute_approved(
+        self: &Arc<Self>,
+        tool: &super::RegisteredTool,
+        input: &Value,
+    ) -> Result<Result<ToolCallOutcome, String>, SessionError> {
+        let rt = self.runtime()?;
+        Ok(match tool.component(self) {
+            Ok(c) => {
+                let ctx = self.call_context(&self.cwd, &tool.grant, self.guest_policy(true));
+                let limits = Limits::with_deadline(tool.deadline());
+                rt.call_tool(&c, &input.to_string(), &limits, ctx)
+                    .await
+                    .map(|c| c.outcome)
+                    .map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e),
+        })
+    }
+
     async fn pipeline(
         self: &Arc<Self>,
         tool_name: &str,
@@ -425,20 +447,7 @@ impl Session {
             });
         };
         let t = Instant::now();
-        let rt = self.runtime()?;
-        let run = match tool.component(self) {
-            Ok(c) => {
-                // The call was allowed (by the rules, a hook or the user): what it does within
-                // its grant is approved, and only deny rules stop its accesses.
-                let ctx = CallContext::with_policy(&self.cwd, &tool.grant, self.guest_policy(true));
-                let limits = Limits::with_deadline(tool.deadline());
-                rt.call_tool(&c, &out.input.to_string(), &limits, ctx)
-                    .await
-                    .map(|c| c.outcome)
-                    .map_err(|e| e.to_string())
-            }
-            Err(e) => Err(e),
-        };
+        let run = self.execute_approved(tool, &out.input).await?;
         let (status, failure) = match run {
             Ok(ToolCallOutcome::Ok {
                 content,

@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::Session;
-use crate::runtime::{CallContext, DigestPin, Grant, Limits, LoadedComponent, World};
+use crate::runtime::{DigestPin, Grant, Limits, LoadedComponent, World};
 use crate::tools::BuiltinTool;
 
 /// Where a tool comes from.
@@ -121,7 +121,7 @@ impl RegisteredTool {
             let rt = session.runtime().map_err(|e| e.to_string())?;
             let c = self.component(session)?;
             let ctx =
-                CallContext::with_policy(&session.cwd, &self.grant, session.guest_policy(false));
+                session.call_context(&session.cwd, &self.grant, session.guest_policy(false));
             let info = rt
                 .describe_tool(&c, &Limits::with_deadline(DESCRIBE_DEADLINE), ctx)
                 .await
