@@ -487,11 +487,7 @@ impl PathIndex {
                 for g in globs {
                     // Rules were validated when compiled; a glob globset still rejects (for
                     // example an unclosed `[`) simply never matches.
-                    if let Ok(glob) = GlobBuilder::new(g)
-                        .literal_separator(true)
-                        .backslash_escape(true)
-                        .build()
-                    {
+                    if let Ok(glob) = path_glob(g) {
                         b.add(glob);
                         owners.push(i);
                     }
@@ -520,13 +516,18 @@ impl PathIndex {
     }
 }
 
-/// Whether a glob string is accepted by globset (used to warn at startup).
-pub fn glob_ok(g: &str) -> bool {
+/// Compiles one of the absolute globs of a path rule with the options every path check
+/// uses, so anything else matching rule globs agrees with the engine.
+pub fn path_glob(g: &str) -> Result<globset::Glob, globset::Error> {
     GlobBuilder::new(g)
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .is_ok()
+}
+
+/// Whether a glob string is accepted by globset (used to warn at startup).
+pub fn glob_ok(g: &str) -> bool {
+    path_glob(g).is_ok()
 }
 
 impl RuleSet {
