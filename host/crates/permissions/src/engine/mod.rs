@@ -15,7 +15,7 @@
 //! | `files` | symlink resolution and the facts of file accesses |
 //! | `bash_facts` | the facts of a Bash command line: rules per command, read-only and edit coverage, redirects, critical removals |
 //! | `decide` | text-level decisions for tool calls ([`Permissions::decide`]) |
-//! | `check` | capability-level checks ([`Permissions::check_path`], [`Permissions::check_exec`], [`Permissions::check_url`]) |
+//! | `check` | capability-level checks ([`Permissions::check_path`], [`Permissions::check_exec`], [`Permissions::check_url`]); writes to protected paths need an allow rule naming them |
 //! | `denied` | the existing paths deny rules take away below some roots, for confining a process by path ([`Permissions::denied_paths`]) |
 
 use std::path::{Path, PathBuf};
