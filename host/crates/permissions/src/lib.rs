@@ -40,7 +40,7 @@ mod rules;
 pub mod shell;
 
 pub use decision::{Decision, HookVerdict, Ruling, UnknownDecision};
-pub use engine::Permissions;
 pub use engine::types::{Access, Mode, Options, PermissionsError, Warning};
+pub use engine::{DeniedPaths, Permissions};
 pub use filter::if_filter_matches;
 pub use rules::{KNOWN_TOOLS, RuleKind};

@@ -66,6 +66,55 @@ pub fn rule_globs(spec: &str, anchors: &Anchors<'_>, any_depth_dirs: bool) -> Ve
     out
 }
 
+/// The text one component of a rule glob stands for, or `None` if it holds a wildcard.
+///
+/// Undoes what rule globs use to quote literal text: `globset::escape` wraps each
+/// metacharacter in a one-character class (`[*]`, `[[]`, `[]]`), and a backslash quotes
+/// the character after it.
+pub fn literal_component(c: &str) -> Option<String> {
+    let mut out = String::with_capacity(c.len());
+    let mut chars = c.chars();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\\' => out.push(chars.next()?),
+            '[' => {
+                let mut ahead = chars.clone();
+                match (ahead.next(), ahead.next()) {
+                    // `[!]` and `[^]` would open a negated class, which escaping never writes.
+                    (Some(x), Some(']')) if x != '!' && x != '^' => {
+                        out.push(x);
+                        chars = ahead;
+                    }
+                    _ => return None,
+                }
+            }
+            '*' | '?' | ']' | '{' | '}' => return None,
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+/// Splits an absolute rule glob into the directory its leading literal components name and
+/// the components after it, which hold the first wildcard. `None` for a relative glob.
+pub fn literal_prefix(glob: &str) -> Option<(PathBuf, Vec<&str>)> {
+    let rest = glob.strip_prefix('/')?;
+    let mut prefix = PathBuf::from("/");
+    let mut parts = rest.split('/').filter(|c| !c.is_empty());
+    let mut tail = Vec::new();
+    for c in parts.by_ref() {
+        match literal_component(c) {
+            Some(lit) => prefix.push(lit),
+            None => {
+                tail.push(c);
+                break;
+            }
+        }
+    }
+    tail.extend(parts);
+    Some((prefix, tail))
+}
+
 fn root_fix(s: String) -> String {
     if s.is_empty() { "/".to_string() } else { s }
 }
@@ -431,6 +480,27 @@ mod tests {
         let r = real_path(&root.join("l/f"), Some((&alias, &real))).expect("resolves");
         assert_eq!(r.path, root.join("a/b/f"));
         assert_eq!(real_path(&root.join("loop"), None), None);
+    }
+
+    #[test]
+    fn literal_prefixes_undo_escaping() {
+        let g = format!("{}/**/.env", globset::escape("/w/a*b[c]/p"));
+        let (lit, rest) = literal_prefix(&g).expect("absolute");
+        assert_eq!(lit, PathBuf::from("/w/a*b[c]/p"));
+        assert_eq!(rest, vec!["**", ".env"]);
+        assert_eq!(
+            literal_prefix("/w/x/*.pem"),
+            Some((PathBuf::from("/w/x"), vec!["*.pem"]))
+        );
+        assert_eq!(
+            literal_prefix("/w/a\\*"),
+            Some((PathBuf::from("/w/a*"), vec![]))
+        );
+        assert_eq!(literal_prefix("/"), Some((PathBuf::from("/"), vec![])));
+        assert_eq!(literal_component("{a,b}"), None);
+        assert_eq!(literal_component("[!x]"), None);
+        assert_eq!(literal_component("[ab]"), None);
+        assert_eq!(literal_prefix("rel/x"), None);
     }
 
     #[test]

@@ -410,6 +410,8 @@ pub struct RuleSet {
     tool_level: ToolIndex,
     read_paths: PathIndex,
     edit_paths: PathIndex,
+    /// The `Edit(path)` rules that name a protected path (see [`names_protected`]).
+    protected_edit_paths: PathIndex,
     exact_hosts: FxHashMap<Box<str>, Vec<usize>>,
     wild_hosts: Vec<usize>,
     params: Vec<usize>,
@@ -477,21 +479,21 @@ struct PathIndex {
 }
 
 impl PathIndex {
-    fn build(rules: &[Rule], edit: bool) -> Self {
+    /// Indexes the `Read` (or, with `edit`, `Edit`) path rules for which `keep` holds.
+    fn build(rules: &[Rule], edit: bool, keep: impl Fn(&Rule) -> bool) -> Self {
         let mut b = GlobSetBuilder::new();
         let mut owners = Vec::new();
         for (i, r) in rules.iter().enumerate() {
             if let Spec::Path { edit: e, globs } = &r.spec
                 && *e == edit
             {
+                if !keep(r) {
+                    continue;
+                }
                 for g in globs {
                     // Rules were validated when compiled; a glob globset still rejects (for
                     // example an unclosed `[`) simply never matches.
-                    if let Ok(glob) = GlobBuilder::new(g)
-                        .literal_separator(true)
-                        .backslash_escape(true)
-                        .build()
-                    {
+                    if let Ok(glob) = path_glob(g) {
                         b.add(glob);
                         owners.push(i);
                     }
@@ -520,21 +522,42 @@ impl PathIndex {
     }
 }
 
-/// Whether a glob string is accepted by globset (used to warn at startup).
-pub fn glob_ok(g: &str) -> bool {
+/// Compiles one of the absolute globs of a path rule with the options every path check
+/// uses, so anything else matching rule globs agrees with the engine.
+pub fn path_glob(g: &str) -> Result<globset::Glob, globset::Error> {
     GlobBuilder::new(g)
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .is_ok()
+}
+
+/// Whether a glob string is accepted by globset (used to warn at startup).
+pub fn glob_ok(g: &str) -> bool {
+    path_glob(g).is_ok()
+}
+
+/// Whether a path rule names a protected path (`Edit(./.git/config)`, `Edit(.mcp.json)`)
+/// rather than merely covering one (`Edit(./**)`): some glob's literal components, read in
+/// order with the wildcard ones left out, make a protected path.
+fn names_protected(r: &Rule) -> bool {
+    let Spec::Path { globs, .. } = &r.spec else {
+        return false;
+    };
+    globs.iter().any(|g| {
+        let named: std::path::PathBuf = std::iter::once("/".to_string())
+            .chain(g.split('/').filter_map(paths::literal_component))
+            .collect();
+        paths::is_protected(&named)
+    })
 }
 
 impl RuleSet {
     /// Indexes `rules`.
     pub fn new(rules: Vec<Rule>) -> Self {
         let mut s = RuleSet {
-            read_paths: PathIndex::build(&rules, false),
-            edit_paths: PathIndex::build(&rules, true),
+            read_paths: PathIndex::build(&rules, false, |_| true),
+            edit_paths: PathIndex::build(&rules, true, |_| true),
+            protected_edit_paths: PathIndex::build(&rules, true, names_protected),
             ..RuleSet::default()
         };
         for (i, r) in rules.iter().enumerate() {
@@ -567,6 +590,12 @@ impl RuleSet {
     /// First `Edit(path)` rule matching.
     pub fn edit_path(&self, p: &Path) -> Option<usize> {
         self.edit_paths.first(p)
+    }
+
+    /// First `Edit(path)` rule matching `p` that names a protected path: only such a rule
+    /// lets a guest write one (see [`crate::Permissions::check_path`]).
+    pub fn protected_edit_path(&self, p: &Path) -> Option<usize> {
+        self.protected_edit_paths.first(p)
     }
 
     /// First domain rule matching `host`.

@@ -1104,6 +1104,137 @@ fn check_path_uses_read_and_edit_rules() {
     );
 }
 
+const PROTECTED: &[&str] = &[
+    "/work/proj/.git/config",
+    "/work/proj/.git/hooks/pre-commit",
+    "/work/proj/.claude/settings.json",
+    "/work/proj/.mcp.json",
+];
+
+#[test]
+fn check_path_denies_protected_writes_in_every_mode() {
+    for mode in [
+        Mode::Default,
+        Mode::AcceptEdits,
+        Mode::Plan,
+        Mode::DontAsk,
+        Mode::BypassPermissions,
+    ] {
+        // Broad allow rules cover the protected paths without naming them.
+        let p = engine_mode(&["Edit", "Edit(./**)", "Read"], &[], &[], mode);
+        for path in PROTECTED {
+            let r = p.check_path(Access::Write, Path::new(path));
+            assert_eq!(r.decision, Deny, "{mode:?} {path}");
+            assert!(
+                r.reason.contains(path) && r.reason.contains("Edit(./"),
+                "{}",
+                r.reason
+            );
+            assert_eq!(
+                p.check_path(Access::Read, Path::new(path)).decision,
+                Allow,
+                "{mode:?} {path}: reads are unaffected"
+            );
+        }
+        assert_eq!(
+            p.check_path(Access::Write, Path::new("/work/proj/src/a.rs"))
+                .decision,
+            Allow,
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn check_path_writes_a_protected_path_an_allow_rule_names() {
+    for mode in [Mode::Default, Mode::AcceptEdits, Mode::BypassPermissions] {
+        let p = engine_mode(&["Edit(./.git/config)"], &[], &[], mode);
+        let r = p.check_path(Access::Write, Path::new("/work/proj/.git/config"));
+        assert_eq!(r.decision, Allow, "{mode:?}");
+        for path in &PROTECTED[1..] {
+            assert_eq!(
+                p.check_path(Access::Write, Path::new(path)).decision,
+                Deny,
+                "{mode:?} {path}"
+            );
+        }
+    }
+    let p = engine_mode(&["Edit(./.git/config)"], &[], &[], Mode::Default);
+    assert_eq!(
+        p.check_path(Access::Write, Path::new("/work/proj/.git/config"))
+            .rule
+            .as_deref(),
+        Some("Edit(./.git/config)")
+    );
+    // A rule naming the directory or the file at any depth names what is below it.
+    let p = engine_mode(
+        &["Edit(./.git/**)", "Edit(.mcp.json)"],
+        &[],
+        &[],
+        Mode::Default,
+    );
+    for path in [
+        "/work/proj/.git/hooks/pre-commit",
+        "/work/proj/sub/.mcp.json",
+    ] {
+        assert_eq!(
+            p.check_path(Access::Write, Path::new(path)).decision,
+            Allow,
+            "{path}"
+        );
+    }
+    // Deny rules, and ask rules, still win over the allow.
+    for deny in ["Read(./.git/**)", "Edit(./.git/config)"] {
+        let p = engine_mode(
+            &["Edit(./.git/config)"],
+            &[],
+            &[deny],
+            Mode::BypassPermissions,
+        );
+        let r = p.check_path(Access::Write, Path::new("/work/proj/.git/config"));
+        assert_eq!(r.decision, Deny, "{deny}");
+        assert_eq!(r.rule.as_deref(), Some(deny));
+    }
+    let p = engine_mode(
+        &["Edit(./.git/config)"],
+        &["Edit(./.git/config)"],
+        &[],
+        Mode::AcceptEdits,
+    );
+    assert_eq!(
+        p.check_path(Access::Write, Path::new("/work/proj/.git/config"))
+            .decision,
+        Ask
+    );
+}
+
+#[test]
+fn check_path_suggests_a_rule_anchored_like_settings() {
+    let p = engine_mode(&[], &[], &[], Mode::BypassPermissions);
+    let reason = |path: &str| p.check_path(Access::Write, Path::new(path)).reason;
+    assert!(reason("/work/proj/.git/config").contains("Edit(./.git/config)"));
+    assert!(reason("/home/u/.bashrc").contains("Edit(~/.bashrc)"));
+    assert!(reason("/srv/x/.mcp.json").contains("Edit(//srv/x/.mcp.json)"));
+}
+
+#[test]
+fn tool_calls_to_protected_paths_still_ask() {
+    for (mode, want) in [
+        (Mode::Default, Ask),
+        (Mode::AcceptEdits, Ask),
+        (Mode::BypassPermissions, Allow),
+    ] {
+        let p = engine_mode(&["Edit(./.git/config)"], &[], &[], mode);
+        for path in PROTECTED {
+            assert_eq!(
+                tool(&p, "Write", json!({"file_path": path, "content": "x"})),
+                want,
+                "{mode:?} {path}"
+            );
+        }
+    }
+}
+
 fn argv(s: &[&str]) -> Vec<String> {
     s.iter().map(|x| x.to_string()).collect()
 }

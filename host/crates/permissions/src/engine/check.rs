@@ -20,12 +20,56 @@ impl Permissions {
     ///
     /// As for the file tools, an existing symlink on the way is resolved (spec 2.4): deny
     /// and ask rules apply if they match the path or its target, an allow needs both.
+    ///
+    /// A write to a protected path (`.git/…`, `.claude/…`, `.mcp.json`, shell profiles; see
+    /// spec 2.6) is denied in every mode, `bypassPermissions` included, unless an `Edit`
+    /// allow rule that names it matches (`Edit(./.git/config)`, `Edit(./.git/**)`; a rule
+    /// merely covering it, such as `Edit(./**)`, does not count). Deny and ask rules still
+    /// win over that allow. The text-level [`Permissions::decide`] keeps asking instead, as
+    /// Claude Code does: there a person sees the call, while a guest's write happens unseen.
     pub fn check_path(&self, access: Access, path: &Path) -> Ruling {
         let mut f = Facts::default();
         let path = paths::normalise(path);
         let names = self.spellings(path.clone(), &path, true);
         self.path_facts(access.into(), &names, &mut f);
+        if let Some(Guard::Protected(p)) = &f.guard {
+            match names.all_hit(|n| self.allow.protected_edit_path(n)) {
+                Some(i) => {
+                    f.guard = None;
+                    f.allow = Some(i);
+                }
+                // A matching deny rule gives the better reason.
+                None if f.deny.is_none() => {
+                    return self.plain(
+                        Decision::Deny,
+                        &format!(
+                            "{} is a protected path: guests may not write it unless an allow rule names it, such as {}",
+                            p.display(),
+                            self.edit_rule_for(p)
+                        ),
+                    );
+                }
+                None => {}
+            }
+        }
         self.finish(f, None)
+    }
+
+    /// An `Edit` rule naming exactly `p`, anchored the way a settings file would write it.
+    fn edit_rule_for(&self, p: &Path) -> String {
+        let within = |base: &Path| {
+            p.strip_prefix(base)
+                .ok()
+                .filter(|rest| !rest.as_os_str().is_empty())
+        };
+        let spec = if let Some(rest) = within(&self.cwd) {
+            format!("./{}", rest.display())
+        } else if let Some(rest) = within(&self.home) {
+            format!("~/{}", rest.display())
+        } else {
+            format!("/{}", p.display())
+        };
+        format!("Edit({spec})")
     }
 
     /// Checks running a program with `argv` (never a shell string) in `cwd`.

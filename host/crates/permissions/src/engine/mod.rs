@@ -15,7 +15,8 @@
 //! | `files` | symlink resolution and the facts of file accesses |
 //! | `bash_facts` | the facts of a Bash command line: rules per command, read-only and edit coverage, redirects, critical removals |
 //! | `decide` | text-level decisions for tool calls ([`Permissions::decide`]) |
-//! | `check` | capability-level checks ([`Permissions::check_path`], [`Permissions::check_exec`], [`Permissions::check_url`]) |
+//! | `check` | capability-level checks ([`Permissions::check_path`], [`Permissions::check_exec`], [`Permissions::check_url`]); writes to protected paths need an allow rule naming them |
+//! | `denied` | the existing paths deny rules take away below some roots, for confining a process by path ([`Permissions::denied_paths`]) |
 
 use std::path::{Path, PathBuf};
 
@@ -28,12 +29,14 @@ mod cache;
 mod check;
 mod compile;
 mod decide;
+mod denied;
 mod files;
 mod program;
 mod spelling;
 pub(crate) mod types;
 
 use cache::{LinkCache, ParseCache};
+pub use denied::DeniedPaths;
 use types::{Mode, PermissionsError, Warning};
 
 #[derive(Debug, Clone)]

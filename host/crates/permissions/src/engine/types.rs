@@ -88,6 +88,34 @@ pub enum PermissionsError {
         /// The file that disables it.
         file: String,
     },
+    /// [`crate::Permissions::denied_paths`] was given a relative root.
+    #[error("cannot list the paths denied below {root}: roots must be absolute")]
+    RelativeRoot {
+        /// The root as given.
+        root: PathBuf,
+    },
+    /// Listing the paths a rule denies would search too many directory entries.
+    #[error(
+        "listing the paths denied by {rule} would search more than {limit} directory entries below {dir}; anchor the rule to a path (for example Read(./.env) instead of Read(.env)) so its paths are named rather than searched for"
+    )]
+    DeniedPathsSearchTooLarge {
+        /// The rule as written.
+        rule: String,
+        /// Where the search started.
+        dir: PathBuf,
+        /// The number of entries allowed.
+        limit: usize,
+    },
+    /// A directory could not be listed while looking for the paths a rule denies.
+    #[error("cannot list {dir} to find the paths denied by {rule}: {source}")]
+    DeniedPathsUnreadable {
+        /// The rule as written.
+        rule: String,
+        /// The directory.
+        dir: PathBuf,
+        /// Why it could not be listed.
+        source: std::io::Error,
+    },
 }
 
 /// Session facts that are not in settings files.
