@@ -12,9 +12,9 @@
 //!   `allowed-tools` for the render as the invoking turn would.
 //! * [`fire_instructions_loaded`] sends one `InstructionsLoaded` hook event per loaded file.
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::io::Read as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;

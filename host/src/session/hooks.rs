@@ -118,7 +118,9 @@ impl WasmHookRunner for WasmRunner {
                 Err(e) => return failed(e),
             };
             let limits = Limits::with_deadline(call.timeout.max(Duration::from_millis(1)));
-            let ctx = self.session.call_context(call.project_dir, grant, self.policy.clone());
+            let ctx = self
+                .session
+                .call_context(call.project_dir, grant, self.policy.clone());
             let event = call.event.as_str();
             match rt
                 .call_hook(&component, event, call.input, &limits, ctx)

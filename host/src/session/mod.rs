@@ -372,9 +372,10 @@ impl Session {
 /// or `~/…`) from the files the user controls, highest precedence first for the flags;
 /// readable paths add up.
 fn sandbox_settings(settings: &Settings, home: Option<PathBuf>) -> ProcessConfinement {
-    let trusted = settings.files.iter().filter(|f| {
-        matches!(f.scope, Scope::User | Scope::Managed | Scope::Cli)
-    });
+    let trusted = settings
+        .files
+        .iter()
+        .filter(|f| matches!(f.scope, Scope::User | Scope::Managed | Scope::Cli));
     let mut out = ProcessConfinement {
         home: home.clone(),
         ..ProcessConfinement::default()
@@ -556,5 +557,9 @@ impl Policy for SessionPolicy {
 
     fn check_url(&self, url: &str) -> Result<(), String> {
         self.policy()?.check_url(url)
+    }
+
+    fn denied_paths(&self, roots: &[PathBuf]) -> Result<crate::runtime::DeniedPaths, String> {
+        self.policy()?.denied_paths(roots)
     }
 }

@@ -120,8 +120,7 @@ impl RegisteredTool {
         let described = async {
             let rt = session.runtime().map_err(|e| e.to_string())?;
             let c = self.component(session)?;
-            let ctx =
-                session.call_context(&session.cwd, &self.grant, session.guest_policy(false));
+            let ctx = session.call_context(&session.cwd, &self.grant, session.guest_policy(false));
             let info = rt
                 .describe_tool(&c, &Limits::with_deadline(DESCRIBE_DEADLINE), ctx)
                 .await

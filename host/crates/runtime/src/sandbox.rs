@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use warden_permissions::DeniedPaths;
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, Store, Trap};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
@@ -31,15 +32,6 @@ pub trait Policy: Send + Sync {
         let _ = roots;
         Ok(DeniedPaths::default())
     }
-}
-
-/// Paths the rules take away from a program, as [`Policy::denied_paths`] finds them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DeniedPaths {
-    /// Neither readable nor writable.
-    pub read: Vec<PathBuf>,
-    /// Readable, not writable.
-    pub write: Vec<PathBuf>,
 }
 
 /// How programs started through `exec` are confined by the operating system, beyond what

@@ -68,4 +68,11 @@ impl Policy for PermissionPolicy {
     fn check_url(&self, url: &str) -> Result<(), String> {
         self.verdict(self.perms.check_url(url))
     }
+
+    /// Read and Edit deny rules, plus ask rules when an `ask` refuses ([`AskAt::Deny`]).
+    fn denied_paths(&self, roots: &[std::path::PathBuf]) -> Result<crate::DeniedPaths, String> {
+        self.perms
+            .denied_paths(roots, self.ask == AskAt::Deny)
+            .map_err(|e| e.to_string())
+    }
 }
