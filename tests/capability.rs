@@ -490,3 +490,82 @@ fn the_cli_runs_a_tool_and_reports_a_denial() {
         "{err}"
     );
 }
+
+/// A path checked and then swapped for a symlink to a denied file before the open: the open
+/// goes component by component without following links, so the swap fails the call instead
+/// of reading the secret. Racing a flipper thread, every outcome must be free of the secret.
+#[test]
+fn a_symlink_swapped_in_after_the_check_is_never_followed() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let p = project(&["Read(./.env)"]);
+    let target = p.dir.join("flip");
+    std::fs::write(&target, "plain text\n").expect("flip");
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let (dir, stop) = (p.dir.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut flips = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let _ = std::fs::write(dir.join("flip.plain"), "plain text\n");
+                let _ = std::fs::rename(dir.join("flip.plain"), dir.join("flip"));
+                let _ = std::os::unix::fs::symlink(".env", dir.join("flip.link"));
+                let _ = std::fs::rename(dir.join("flip.link"), dir.join("flip"));
+                flips += 1;
+            }
+            flips
+        })
+    };
+    let (mut read, mut refused) = (0, 0);
+    for _ in 0..300 {
+        match p.run("Read", json!({ "file_path": "flip" })) {
+            ToolCallOutcome::Ok { content, .. } => {
+                assert!(!content.contains("hunter2"), "the swap leaked: {content}");
+                read += 1;
+            }
+            ToolCallOutcome::Denied(m) | ToolCallOutcome::Failed(m) => {
+                assert!(!m.contains("hunter2"), "the swap leaked: {m}");
+                refused += 1;
+            }
+            other => panic!("unexpected outcome {other:?}"),
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let flips = flipper.join().expect("flipper");
+    assert!(flips > 100, "the race never ran ({flips} flips)");
+    // Both sides of the race were seen, or the test proved nothing.
+    assert!(read > 0 && refused > 0, "read {read}, refused {refused}");
+}
+
+/// A hard link is the file it links to: the Read, Write and Edit tools refuse another name of
+/// a file the rules deny, and the denied file is left as it was.
+#[test]
+fn a_hard_link_to_a_denied_file_is_that_file() {
+    let p = project(&["Read(./.env)"]);
+    std::fs::hard_link(p.dir.join(".env"), p.dir.join("sub/hl")).expect("hard link");
+    assert_denied(
+        &p.run("Read", json!({ "file_path": "sub/hl" })),
+        "Read of a hard link",
+        ".env",
+    );
+    assert_denied(
+        &p.run("Write", json!({ "file_path": "sub/hl", "content": "gone" })),
+        "Write to a hard link",
+        ".env",
+    );
+    let edit = p.run(
+        "Edit",
+        json!({ "file_path": "sub/hl", "old_string": "hunter2", "new_string": "x" }),
+    );
+    assert!(
+        matches!(&edit, ToolCallOutcome::Denied(m) if !m.contains("hunter2")),
+        "Edit of a hard link: {edit:?}"
+    );
+    let env = std::fs::read_to_string(p.dir.join(".env")).expect(".env");
+    assert_eq!(env, format!("{SECRET}\n"));
+    // An ordinary file with two names is just a file.
+    std::fs::hard_link(p.dir.join("README.md"), p.dir.join("sub/readme2")).expect("link");
+    let text = content(p.run("Read", json!({ "file_path": "sub/readme2" })), "Read");
+    assert!(text.contains("alpha"), "{text}");
+}

@@ -9,7 +9,11 @@
 //!    leading out of the directory fail there, whatever the path looked like;
 //! 3. the real path (symlinks followed, through the handle) and the path as written are both
 //!    checked against the policy: a deny on either refuses the access;
-//! 4. the operation runs on the real path, through the same handle.
+//! 4. the operation runs on the real path, through the same handle. Reading and writing open
+//!    the checked path component by component with `O_NOFOLLOW`: a symlink swapped in after
+//!    the check (anywhere on the path) makes the open fail instead of sending it elsewhere;
+//! 5. a regular file with more than one link is compared, by device and inode, with every
+//!    file the rules deny below the granted directories: a hard link to `.env` is `.env`.
 //!
 //! Blocking file-system calls run on the blocking pool and are bounded by the call's deadline,
 //! so a FIFO or a slow network mount cannot hold the host past it.
@@ -20,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cap_std::ambient_authority;
-use cap_std::fs::{Dir, OpenOptions, OpenOptionsExt};
+use cap_std::fs::Dir;
 
 use wasmtime::component::HasSelf;
 
@@ -409,13 +413,9 @@ fn read_file(job: Job) -> Result<Vec<u8>, FsError> {
     if meta.len() > MAX_READ_BYTES {
         return Err(too_large(&r.lexical, meta.len()));
     }
-    let mut opts = OpenOptions::new();
     // Non-blocking so a file swapped for a FIFO after the check cannot hang the open.
-    opts.read(true).custom_flags(libc::O_NONBLOCK);
-    let file = r
-        .dir
-        .open_with(r.rel(), &opts)
-        .map_err(|e| io_err(&r.lexical, e, "cannot open"))?;
+    let file = open_exact(&r, libc::O_RDONLY | libc::O_NONBLOCK)?;
+    same_file_as_denied(&job, &r, &file)?;
     let mut buf = Vec::with_capacity(meta.len() as usize);
     file.take(MAX_READ_BYTES + 1)
         .read_to_end(&mut buf)
@@ -458,9 +458,139 @@ fn write_file(job: Job, contents: Vec<u8>) -> Result<(), FsError> {
             ));
         }
     }
-    r.dir
-        .write(r.rel(), contents)
+    // Not truncated on open: a hard link to a denied file must be refused before anything
+    // of it is lost.
+    let mut file = open_exact(&r, libc::O_WRONLY | libc::O_CREAT | libc::O_NONBLOCK)?;
+    same_file_as_denied(&job, &r, &file)?;
+    file.set_len(0)
+        .and_then(|()| std::io::Write::write_all(&mut file, &contents))
         .map_err(|e| io_err(&r.lexical, e, "cannot write"))
+}
+
+/// Opens the checked path below the granted directory one component at a time, refusing a
+/// symlink anywhere: the path was resolved and checked with every link followed, so a link
+/// there now was put there after the check.
+fn open_exact(r: &Resolved, flags: libc::c_int) -> Result<std::fs::File, FsError> {
+    use std::ffi::CString;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::ffi::OsStrExt;
+
+    let raced = || {
+        err(
+            ErrorCode::Denied,
+            format!(
+                "{}: changed while being opened (a symlink appeared on the checked path)",
+                r.lexical.display()
+            ),
+        )
+    };
+    let names: Vec<&std::ffi::OsStr> = r
+        .rel_real
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(n) => Some(n),
+            _ => None,
+        })
+        .collect();
+    let Some((last, parents)) = names.split_last() else {
+        return Err(err(
+            ErrorCode::IsADirectory,
+            format!("{}: is a directory", r.lexical.display()),
+        ));
+    };
+    let openat = |at: libc::c_int, name: &std::ffi::OsStr, flags: libc::c_int| {
+        let c = CString::new(name.as_bytes()).map_err(|_| {
+            err(
+                ErrorCode::InvalidPath,
+                format!("{}: contains a NUL byte", r.lexical.display()),
+            )
+        })?;
+        // SAFETY: `c` is NUL-terminated and `at` an open directory descriptor; openat(2)
+        // only reads the name.
+        let fd = unsafe {
+            libc::openat(
+                at,
+                c.as_ptr(),
+                flags | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0o666,
+            )
+        };
+        if fd < 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(if e.raw_os_error() == Some(libc::ELOOP) {
+                raced()
+            } else {
+                io_err(&r.lexical, e, "cannot open")
+            });
+        }
+        // SAFETY: `fd` was just returned by openat(2) and belongs to nobody else.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    let mut parent: Option<OwnedFd> = None;
+    for name in parents {
+        let at = parent
+            .as_ref()
+            .map_or(r.dir.as_raw_fd(), AsRawFd::as_raw_fd);
+        match openat(at, name, libc::O_RDONLY | libc::O_DIRECTORY) {
+            // ENOTDIR with O_NOFOLLOW on a symlink: the same race.
+            Err(e) if e.code == ErrorCode::NotADirectory => return Err(raced()),
+            other => parent = Some(other?),
+        }
+    }
+    let at = parent
+        .as_ref()
+        .map_or(r.dir.as_raw_fd(), AsRawFd::as_raw_fd);
+    let fd = openat(at, last, flags)?;
+    let file = std::fs::File::from(fd);
+    let meta = file
+        .metadata()
+        .map_err(|e| io_err(&r.lexical, e, "cannot stat"))?;
+    if !meta.is_file() {
+        return Err(err(
+            ErrorCode::Denied,
+            format!(
+                "{}: not a regular file (devices, FIFOs and sockets cannot be read or written)",
+                r.lexical.display()
+            ),
+        ));
+    }
+    Ok(file)
+}
+
+/// Refuses `file` when it is another name of a file the rules deny (a hard link). Only files
+/// with more than one link are looked into, so the search for denied files costs nothing in
+/// the usual case.
+fn same_file_as_denied(job: &Job, r: &Resolved, file: &std::fs::File) -> Result<(), FsError> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file
+        .metadata()
+        .map_err(|e| io_err(&r.lexical, e, "cannot stat"))?;
+    if meta.nlink() <= 1 {
+        return Ok(());
+    }
+    let roots: Vec<PathBuf> = job.grant.fs.iter().map(|g| normalise(&g.path)).collect();
+    let denied = job.policy.denied_paths(&roots).map_err(|e| {
+        err(
+            ErrorCode::Denied,
+            format!(
+                "{}: has other names (hard links), and which files the rules deny could not be worked out: {e}",
+                r.lexical.display()
+            ),
+        )
+    })?;
+    for p in denied.read {
+        if std::fs::metadata(&p).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino()) {
+            return Err(err(
+                ErrorCode::Denied,
+                format!(
+                    "{} is denied: it is another name (a hard link) of {}, which may not be read",
+                    r.lexical.display(),
+                    p.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn stat_path(job: Job) -> Result<Metadata, FsError> {
@@ -621,5 +751,56 @@ mod grant_tests {
                 "read-write {path:?} {write}"
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod open_tests {
+    use std::path::PathBuf;
+
+    use cap_std::ambient_authority;
+    use cap_std::fs::Dir;
+
+    use super::{ErrorCode, Resolved, open_exact};
+
+    fn resolved(root: &std::path::Path, rel: &str) -> Resolved {
+        Resolved {
+            lexical: root.join(rel),
+            dir: Dir::open_ambient_dir(root, ambient_authority()).expect("open root"),
+            root_real: root.to_path_buf(),
+            rel_real: PathBuf::from(rel),
+        }
+    }
+
+    /// The open is the check's second half: a link where the checked path had none (the last
+    /// component or a directory on the way) fails the open instead of being followed.
+    #[test]
+    fn the_checked_path_is_opened_without_following_links() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = t.path();
+        std::fs::write(root.join(".env"), "secret").expect(".env");
+        std::fs::create_dir(root.join("sub")).expect("sub");
+        std::fs::write(root.join("sub/plain"), "plain").expect("plain");
+        std::os::unix::fs::symlink(".env", root.join("flip")).expect("link");
+        std::os::unix::fs::symlink("sub", root.join("dirlink")).expect("dir link");
+
+        let ok = open_exact(&resolved(root, "sub/plain"), libc::O_RDONLY).expect("plain file");
+        assert_eq!(std::io::read_to_string(ok).expect("read"), "plain");
+        for rel in ["flip", "dirlink/plain"] {
+            let e = open_exact(&resolved(root, rel), libc::O_RDONLY).expect_err(rel);
+            assert_eq!(e.code, ErrorCode::Denied, "{rel}: {}", e.message);
+            assert!(
+                e.message.contains("changed while being opened"),
+                "{}",
+                e.message
+            );
+        }
+        let fifo = root.join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf-8")).expect("path");
+        // SAFETY: `c` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = open_exact(&resolved(root, "fifo"), libc::O_RDONLY | libc::O_NONBLOCK)
+            .expect_err("fifo");
+        assert_eq!(e.code, ErrorCode::Denied, "{}", e.message);
     }
 }
