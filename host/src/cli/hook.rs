@@ -38,63 +38,133 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     std::io::stdin()
         .read_to_string(&mut text)
         .context("reading the hook input from stdin")?;
-    let input: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(v @ serde_json::Value::Object(_)) => v,
-        Ok(_) => anyhow::bail!("stdin must be a JSON object (a Claude Code hook input)"),
-        Err(e) => anyhow::bail!("stdin is not valid JSON: {e}"),
-    };
+    let input = parse_input(&text)?;
+    // One event: a current-thread runtime starts no worker threads, and WASM hooks are
+    // CPU-bound anyway; command hooks still run concurrently as child processes.
+    let project_dir = std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from);
+    let answer = super::block_on(answer(
+        event,
+        &input,
+        &args.session,
+        Bridge {
+            wasm_only: args.wasm_only,
+            verbose: args.verbose,
+            project_dir,
+        },
+    ))??;
+    if !answer.stdout.is_empty() {
+        println!("{}", answer.stdout);
+    }
+    for line in &answer.stderr {
+        eprintln!("{line}");
+    }
+    Ok(ExitCode::from(answer.code.clamp(0, 255) as u8))
+}
+
+/// A hook input: a JSON object.
+pub(crate) fn parse_input(text: &str) -> anyhow::Result<serde_json::Value> {
+    match serde_json::from_str(text) {
+        Ok(v @ serde_json::Value::Object(_)) => Ok(v),
+        Ok(_) => anyhow::bail!("the hook input must be a JSON object (a Claude Code hook input)"),
+        Err(e) => anyhow::bail!("the hook input is not valid JSON: {e}"),
+    }
+}
+
+/// What a command hook would print and exit with for one event.
+#[derive(Debug, Default)]
+pub(crate) struct Answer {
+    /// Claude Code hook JSON (empty: nothing to say).
+    pub stdout: String,
+    /// Lines for stderr: warnings, and for exit 2 the reason.
+    pub stderr: Vec<String>,
+    /// 0, 2 (blocking) or another code.
+    pub code: i32,
+}
+
+impl Answer {
+    fn blocked(event: Event, problem: String) -> Self {
+        Answer {
+            stdout: String::new(),
+            stderr: vec![format!("warden hook {}: {problem}", event.as_str())],
+            code: 2,
+        }
+    }
+}
+
+/// How an event is answered.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Bridge {
+    /// Run only WASM handlers.
+    pub wasm_only: bool,
+    /// Report configuration warnings.
+    pub verbose: bool,
+    /// `CLAUDE_PROJECT_DIR` as Claude Code set it for a command hook (default: the session's
+    /// directory).
+    pub project_dir: Option<PathBuf>,
+}
+
+/// Runs the hooks configured for `event` in the session the input's `cwd` names (read afresh
+/// for every event: settings and installed plugins may have changed since the last one) and
+/// answers as the bridge command hook does. Used by `warden hook` and by `warden serve`.
+pub(crate) async fn answer(
+    event: Event,
+    input: &serde_json::Value,
+    session_args: &SessionArgs,
+    bridge: Bridge,
+) -> anyhow::Result<Answer> {
+    let Bridge {
+        wasm_only,
+        verbose,
+        project_dir,
+    } = bridge;
     let input_cwd = input
         .get("cwd")
         .and_then(|c| c.as_str())
         .filter(|c| !c.is_empty())
         .map(PathBuf::from);
-    let opts = match args.session.options(input_cwd)? {
+    let opts = match session_args.options(input_cwd)? {
         Ok(o) => o,
         Err(e) => anyhow::bail!("{}", e.0),
     };
     let guard = matches!(event, Event::PreToolUse | Event::PermissionRequest);
     let session = Arc::new(Session::load(&opts));
-    if guard && let Some(problem) = guard_problem(&session, &opts, args.wasm_only) {
+    if guard && let Some(problem) = guard_problem(&session, &opts, wasm_only) {
         // A guard that cannot be set up blocks the call: exit 2 is Claude Code's "blocking
         // error", and the reason reaches the model and the user.
-        eprintln!("warden hook {}: {problem}", event.as_str());
-        return Ok(ExitCode::from(2));
+        return Ok(Answer::blocked(event, problem));
     }
     let config = session.hook_config();
+    let mut out = Answer::default();
     for w in &session.warnings {
         // A plugin directory named on the command line that cannot be loaded is always worth
         // saying (on stderr, which Claude Code keeps out of the model's context for exit 0);
         // the rest only with --verbose, as it repeats on every event.
-        if args.verbose || w.starts_with("--plugin-dir ") {
-            eprintln!("warning: {w}");
+        if verbose || w.starts_with("--plugin-dir ") {
+            out.stderr.push(format!("warning: {w}"));
         }
     }
-    if args.verbose {
+    if verbose {
         for w in &config.warnings {
-            eprintln!("warning: {w}");
+            out.stderr.push(format!("warning: {w}"));
         }
     }
     let mut dopts = session.dispatch_options()?;
-    if let Some(p) = std::env::var_os("CLAUDE_PROJECT_DIR") {
-        dopts.project_dir = PathBuf::from(p);
+    if let Some(p) = project_dir {
+        dopts.project_dir = p;
     }
-    dopts.wasm_only = args.wasm_only;
-    // One event: a current-thread runtime starts no worker threads, and WASM hooks are
-    // CPU-bound anyway; command hooks still run concurrently as child processes.
-    let result = super::block_on(dispatch(event, &input, config, &dopts))?;
+    dopts.wasm_only = wasm_only;
+    let result = dispatch(event, input, config, &dopts).await;
     if guard && let Some(problem) = failed_guard(&result) {
-        eprintln!("warden hook {}: {problem}", event.as_str());
-        return Ok(ExitCode::from(2));
+        return Ok(Answer::blocked(event, problem));
     }
     let (stdout, code, stderr) = to_cc_output(&result.merged, event);
     let rendered = render_stdout(&stdout);
     if !rendered.is_empty() && rendered != "{}" {
-        println!("{rendered}");
+        out.stdout = rendered;
     }
-    if let Some(e) = stderr {
-        eprintln!("{e}");
-    }
-    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+    out.stderr.extend(stderr);
+    out.code = code;
+    Ok(out)
 }
 
 /// Why the guards of this session cannot be trusted to run: settings or installed plugins that

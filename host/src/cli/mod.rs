@@ -10,6 +10,7 @@ mod demo;
 mod hook;
 mod hook_wasm;
 mod plugin;
+mod serve;
 mod skill;
 mod tool;
 
@@ -28,6 +29,9 @@ enum Command {
     HookWasm(hook_wasm::Args),
     /// Run the hooks configured for one event (Claude Code hook JSON on stdin and stdout).
     Hook(hook::Args),
+    /// Answer hook events over local HTTP, as Claude Code's `http` hooks send them: the
+    /// bridge without a process per event.
+    Serve(serve::Args),
     /// Decide one tool call as a session in a directory would (hooks, then rules).
     Check(check::Args),
     /// Show Warden at work on a few sample events, installing nothing.
@@ -53,6 +57,7 @@ pub fn main() -> ExitCode {
         Command::Check(a) => check::run(a),
         Command::Tool(a) => tool::run(a),
         Command::Hook(a) => hook::run(a),
+        Command::Serve(a) => serve::run(a),
         Command::Plugin(a) => plugin::run(a),
         Command::Context(a) => context::run(a),
         Command::Skill(a) => skill::run(a),
