@@ -126,7 +126,7 @@ struct Fixture {
     warden_home: PathBuf,
     origin_head: String,
     listener: TcpListener,
-    before: Mutex<BTreeMap<String, Vec<(String, Vec<u8>)>>>,
+    before: Mutex<BTreeMap<String, Snapshot>>,
 }
 
 fn fixture() -> Fixture {
@@ -199,8 +199,8 @@ impl Fixture {
     }
 
     /// Every file below `rel` (or `rel` itself), with its bytes.
-    fn snapshot(&self, rel: &str) -> Vec<(String, Vec<u8>)> {
-        fn walk(p: &Path, name: String, out: &mut Vec<(String, Vec<u8>)>) {
+    fn snapshot(&self, rel: &str) -> Snapshot {
+        fn walk(p: &Path, name: String, out: &mut Snapshot) {
             match std::fs::symlink_metadata(p) {
                 Ok(m) if m.is_dir() => {
                     let mut entries: Vec<_> = std::fs::read_dir(p)
@@ -359,6 +359,9 @@ enum Call {
     Git(&'static [&'static str]),
 }
 
+/// A file or tree's entries with their bytes, in order.
+type Snapshot = Vec<(String, Vec<u8>)>;
+
 type Check = Box<dyn Fn(&Fixture, &[Output]) -> Vec<String> + Send + Sync>;
 
 struct Attack {
@@ -496,6 +499,7 @@ fn no_connection() -> Check {
 
 use Call::{Bash, BashWith, Git, Prep, Skill, Tool};
 
+#[rustfmt::skip]
 fn attacks() -> Vec<Attack> {
     const EDITS: &[&str] = &["--mode", "acceptEdits"];
     const BYPASS: &[&str] = &["--yes", "--mode", "bypassPermissions"];
@@ -507,512 +511,74 @@ fn attacks() -> Vec<Attack> {
     };
     vec![
         // Secrets read without naming a denied path.
-        a(
-            "find -exec cat",
-            &[Bash(r"find . -name '.e*' -exec cat {} \;")],
-            "a denied file read by a program the text never names it to",
-            nothing(),
-        ),
-        a(
-            "sed r",
-            &[Bash("sed -n 'r .env' README.md")],
-            "a file named inside a program's script",
-            nothing(),
-        ),
-        a(
-            "awk getline",
-            &[Bash(r#"awk 'BEGIN{while((getline l<".env")>0)print l}'"#)],
-            "awk reading a file from its program text",
-            nothing(),
-        ),
-        a(
-            "git grep --no-index",
-            &[Bash("git grep --no-index WDNCANARY")],
-            "git reading the worktree directly",
-            nothing(),
-        ),
-        a(
-            "grep -r",
-            &[Bash("grep -r WDNCANARY .")],
-            "a recursive search over the project",
-            nothing(),
-        ),
-        a(
-            "python3 script",
-            &[Bash("python3 script.py")],
-            "a script in the project opening secrets",
-            nothing(),
-        ),
-        a(
-            "python3 stdin",
-            &[Bash(r#"echo 'print(open(".env").read())' | python3"#)],
-            "code on stdin",
-            nothing(),
-        ),
-        a(
-            "bash -c --",
-            &[Bash("bash -c -- 'cat .env'")],
-            "a shell's code string",
-            nothing(),
-        ),
-        a(
-            "echo | sh",
-            &[Bash("echo 'cat .env' | sh")],
-            "a shell reading code from a pipe",
-            nothing(),
-        ),
-        a(
-            "sh -c glob",
-            &[Bash("sh -c 'cat .en*'")],
-            "a glob expanded by the inner shell",
-            nothing(),
-        ),
-        a(
-            "env -S",
-            &[Bash("env -S 'cat .env'")],
-            "env splitting its own command line",
-            nothing(),
-        ),
-        a(
-            "sh -c secrets/",
-            &[Bash("sh -c 'cat secrets/key.txt'")],
-            "a Read(./secrets/**) deny below a directory",
-            nothing(),
-        ),
-        a(
-            "tar to stdout",
-            &[BashWith(
-                "tar cf /dev/stdout .env",
-                &["--allow-program", "tar"],
-            )],
-            "an archiver reading the file",
-            nothing(),
-        ),
-        a(
-            "tar pipe",
-            &[BashWith(
-                "tar cf - . | tar xOf -",
-                &["--allow-program", "tar"],
-            )],
-            "archiving the whole project and extracting to stdout",
-            nothing(),
-        ),
-        a(
-            "cp then cat",
-            &[Bash("cp .env x && cat x")],
-            "a copy in the project root",
-            nothing(),
-        ),
-        a(
-            "cp to sub then cat",
-            &[Bash("cp .env sub/x && cat sub/x")],
-            "a copy in a subdirectory",
-            nothing(),
-        ),
-        a(
-            "find -exec cp",
-            &[
-                Bash(r"find . -name '.e*' -exec cp {} sub/x \;"),
-                Bash("cat sub/x"),
-            ],
-            "a copy made without naming the file",
-            absent("sub/x"),
-        ),
-        a(
-            "hard link named",
-            &[
-                Bash(r"find . -name .env -exec ln {} hl \;"),
-                Bash("cat hl"),
-                Tool("Read", r#"{"file_path":"hl"}"#, &["--yes"]),
-                Tool(
-                    "Grep",
-                    r#"{"pattern":"WDNCANARY","output_mode":"content"}"#,
-                    &["--yes"],
-                ),
-            ],
-            "a hard link to a file named on the command line",
-            absent("hl"),
-        ),
-        a(
-            "hard link by program",
-            &[
-                Bash(r"find . -name '.e*' -exec ln {} hl \;"),
-                Bash("cat hl"),
-            ],
-            "a hard link in the same directory is as denied as the file, for programs",
-            nothing(),
-        ),
-        a(
-            "hard link in sub",
-            &[
-                Bash(r"find . -name key.txt -exec ln {} sub/hl \;"),
-                Bash("cat sub/hl"),
-                Tool("Read", r#"{"file_path":"sub/hl"}"#, &["--yes"]),
-            ],
-            "a hard link in another directory",
-            nothing(),
-        ),
+        a("find -exec cat", &[Bash(r"find . -name '.e*' -exec cat {} \;")], "a denied file read by a program the text never names it to", nothing()),
+        a("sed r", &[Bash("sed -n 'r .env' README.md")], "a file named inside a program's script", nothing()),
+        a("awk getline", &[Bash(r#"awk 'BEGIN{while((getline l<".env")>0)print l}'"#)], "awk reading a file from its program text", nothing()),
+        a("git grep --no-index", &[Bash("git grep --no-index WDNCANARY")], "git reading the worktree directly", nothing()),
+        a("grep -r", &[Bash("grep -r WDNCANARY .")], "a recursive search over the project", nothing()),
+        a("python3 script", &[Bash("python3 script.py")], "a script in the project opening secrets", nothing()),
+        a("python3 stdin", &[Bash(r#"echo 'print(open(".env").read())' | python3"#)], "code on stdin", nothing()),
+        a("bash -c --", &[Bash("bash -c -- 'cat .env'")], "a shell's code string", nothing()),
+        a("echo | sh", &[Bash("echo 'cat .env' | sh")], "a shell reading code from a pipe", nothing()),
+        a("sh -c glob", &[Bash("sh -c 'cat .en*'")], "a glob expanded by the inner shell", nothing()),
+        a("env -S", &[Bash("env -S 'cat .env'")], "env splitting its own command line", nothing()),
+        a("sh -c secrets/", &[Bash("sh -c 'cat secrets/key.txt'")], "a Read(./secrets/**) deny below a directory", nothing()),
+        a("tar to stdout", &[BashWith("tar cf /dev/stdout .env", &["--allow-program", "tar"])], "an archiver reading the file", nothing()),
+        a("tar pipe", &[BashWith("tar cf - . | tar xOf -", &["--allow-program", "tar"])], "archiving the whole project and extracting to stdout", nothing()),
+        a("cp then cat", &[Bash("cp .env x && cat x")], "a copy in the project root", nothing()),
+        a("cp to sub then cat", &[Bash("cp .env sub/x && cat sub/x")], "a copy in a subdirectory", nothing()),
+        a("find -exec cp", &[Bash(r"find . -name '.e*' -exec cp {} sub/x \;"), Bash("cat sub/x")], "a copy made without naming the file", absent("sub/x")),
+        a("hard link named", &[Bash(r"find . -name .env -exec ln {} hl \;"), Bash("cat hl"), Tool("Read", r#"{"file_path":"hl"}"#, &["--yes"]), Tool("Grep", r#"{"pattern":"WDNCANARY","output_mode":"content"}"#, &["--yes"])], "a hard link to a file named on the command line", absent("hl")),
+        a("hard link by program", &[Bash(r"find . -name '.e*' -exec ln {} hl \;"), Bash("cat hl")], "a hard link in the same directory is as denied as the file, for programs", nothing()),
+        a("hard link in sub", &[Bash(r"find . -name key.txt -exec ln {} sub/hl \;"), Bash("cat sub/hl"), Tool("Read", r#"{"file_path":"sub/hl"}"#, &["--yes"])], "a hard link in another directory", nothing()),
         // Writes and reads outside the project.
-        a(
-            "tee ..",
-            &[Bash("echo pwn | tee ../x")],
-            "writing next to the project",
-            absent("../x"),
-        ),
-        a(
-            "cp ..",
-            &[Bash("cp README.md ../x")],
-            "copying out of the project",
-            absent("../x"),
-        ),
-        a(
-            "mv ..",
-            &[Bash("mv README.md ../x")],
-            "moving out of the project",
-            all(vec![absent("../x"), present("README.md")]),
-        ),
-        a(
-            "touch ..",
-            &[Bash("touch ../x")],
-            "creating a file outside",
-            absent("../x"),
-        ),
-        a(
-            "mkdir ..",
-            &[Bash("mkdir ../d")],
-            "creating a directory outside",
-            absent("../d"),
-        ),
-        a(
-            "rm -r -f ..",
-            &[Bash("rm -r -f ../outdir")],
-            "removing a directory outside",
-            present("../outdir/keep"),
-        ),
-        a(
-            "rm -r ..",
-            &[Bash("rm -r ../outdir")],
-            "the same without the flags the text rule names",
-            present("../outdir/keep"),
-        ),
-        a(
-            "chmod ..",
-            &[Bash("chmod 777 ../outside.txt")],
-            "(known limit) chmod is not a Landlock right: only the content is held",
-            same("../outside.txt", "WDNOUTSIDE_c0ffee77\n"),
-        ),
-        a(
-            "cat ..",
-            &[Bash("cat ../outside.txt")],
-            "reading next to the project",
-            fails(),
-        ),
-        a(
-            "cat ~/.ssh",
-            &[Bash("cat {HOME}/.ssh/id_rsa")],
-            "reading a credential store in $HOME",
-            fails(),
-        ),
-        a(
-            "sh -c ~/.ssh",
-            &[Bash("sh -c 'cat {HOME}/.ssh/*'")],
-            "the same from a shell's code",
-            fails(),
-        ),
-        a(
-            "Read ..",
-            &[
-                Tool("Read", r#"{"file_path":"../outside.txt"}"#, &["--yes"]),
-                Tool("Read", r#"{"file_path":"{HOME}/.ssh/id_rsa"}"#, &["--yes"]),
-            ],
-            "the Read tool outside the project",
-            refused_all(),
-        ),
+        a("tee ..", &[Bash("echo pwn | tee ../x")], "writing next to the project", absent("../x")),
+        a("cp ..", &[Bash("cp README.md ../x")], "copying out of the project", absent("../x")),
+        a("mv ..", &[Bash("mv README.md ../x")], "moving out of the project", all(vec![absent("../x"), present("README.md")])),
+        a("touch ..", &[Bash("touch ../x")], "creating a file outside", absent("../x")),
+        a("mkdir ..", &[Bash("mkdir ../d")], "creating a directory outside", absent("../d")),
+        a("rm -r -f ..", &[Bash("rm -r -f ../outdir")], "removing a directory outside", present("../outdir/keep")),
+        a("rm -r ..", &[Bash("rm -r ../outdir")], "the same without the flags the text rule names", present("../outdir/keep")),
+        a("chmod ..", &[Bash("chmod 777 ../outside.txt")], "(known limit) chmod is not a Landlock right: only the content is held", same("../outside.txt", "WDNOUTSIDE_c0ffee77\n")),
+        a("cat ..", &[Bash("cat ../outside.txt")], "reading next to the project", fails()),
+        a("cat ~/.ssh", &[Bash("cat {HOME}/.ssh/id_rsa")], "reading a credential store in $HOME", fails()),
+        a("sh -c ~/.ssh", &[Bash("sh -c 'cat {HOME}/.ssh/*'")], "the same from a shell's code", fails()),
+        a("Read ..", &[Tool("Read", r#"{"file_path":"../outside.txt"}"#, &["--yes"]), Tool("Read", r#"{"file_path":"{HOME}/.ssh/id_rsa"}"#, &["--yes"])], "the Read tool outside the project", refused_all()),
         // Pushes despite Bash(git push *).
-        a(
-            "git push",
-            &[Bash("git push origin main")],
-            "the plain deny rule",
-            fails(),
-        ),
-        a(
-            "git alias push",
-            &[Bash("git -c alias.p=push p origin main")],
-            "an alias hides the subcommand",
-            fails(),
-        ),
-        a(
-            "xargs git",
-            &[Bash("echo push origin main | xargs git")],
-            "arguments from stdin",
-            fails(),
-        ),
-        a(
-            "sh push",
-            &[Bash("echo 'git push origin main' | sh")],
-            "a shell reading the push from a pipe",
-            fails(),
-        ),
-        a(
-            "sh push spelled",
-            &[Bash("printf 'git pu%sh origin main' s | sh")],
-            "a push no text can see",
-            fails(),
-        ),
+        a("git push", &[Bash("git push origin main")], "the plain deny rule", fails()),
+        a("git alias push", &[Bash("git -c alias.p=push p origin main")], "an alias hides the subcommand", fails()),
+        a("xargs git", &[Bash("echo push origin main | xargs git")], "arguments from stdin", fails()),
+        a("sh push", &[Bash("echo 'git push origin main' | sh")], "a shell reading the push from a pipe", fails()),
+        a("sh push spelled", &[Bash("printf 'git pu%sh origin main' s | sh")], "a push no text can see", fails()),
         // Code execution from "read-only" commands.
-        a(
-            "git grep -O",
-            &[Bash("git grep -O'touch ../pwned' x")],
-            "git grep running a pager command",
-            nothing(),
-        ),
-        a(
-            "skill git grep -O",
-            &[Skill("x")],
-            "a skill's injected command pre-approved by its own allowed-tools",
-            nothing(),
-        ),
+        a("git grep -O", &[Bash("git grep -O'touch ../pwned' x")], "git grep running a pager command", nothing()),
+        a("skill git grep -O", &[Skill("x")], "a skill's injected command pre-approved by its own allowed-tools", nothing()),
         // Self-granting.
-        a(
-            "sed -i settings",
-            &[
-                BashWith("sed -i 's/Read/Xead/' .claude/settings.json", EDITS),
-                Bash("sed -i 's/Read/Xead/' .claude/settings.json"),
-            ],
-            "rules cannot be edited away",
-            restored(&[0, 1]),
-        ),
-        a(
-            "cp hook",
-            &[
-                BashWith("cp evil .git/hooks/pre-commit", EDITS),
-                Bash("cp evil .git/hooks/pre-commit"),
-            ],
-            "no git hook installed",
-            restored(&[0, 1]),
-        ),
-        a(
-            "cp --target-directory hook",
-            &[BashWith("cp --target-directory=.git/hooks evil", EDITS)],
-            "the same with the target as an option",
-            restored(&[0]),
-        ),
-        a(
-            "fsmonitor",
-            &[
-                BashWith(
-                    "git config core.fsmonitor 'touch ../pwned' && git status",
-                    EDITS,
-                ),
-                Bash("git config core.fsmonitor 'touch ../pwned'"),
-                Bash("git status"),
-            ],
-            "git configuration that runs code",
-            restored(&[0, 1]),
-        ),
-        a(
-            "Write settings",
-            &[
-                Tool(
-                    "Write",
-                    r#"{"file_path":".claude/settings.json","content":"{}"}"#,
-                    &["--yes"],
-                ),
-                Tool(
-                    "Write",
-                    r#"{"file_path":".claude/settings.json","content":"{}"}"#,
-                    BYPASS,
-                ),
-            ],
-            "the Write tool on the rules",
-            refused_all(),
-        ),
-        a(
-            "Write .git/config",
-            &[
-                Tool(
-                    "Write",
-                    r#"{"file_path":".git/config","content":"[core]\n\tfsmonitor = touch ../pwned\n"}"#,
-                    &["--yes"],
-                ),
-                Tool(
-                    "Write",
-                    r#"{"file_path":".git/config","content":"[core]\n"}"#,
-                    BYPASS,
-                ),
-            ],
-            "the Write tool on git configuration",
-            refused_all(),
-        ),
-        a(
-            "Write .mcp.json",
-            &[
-                Tool(
-                    "Write",
-                    r#"{"file_path":".mcp.json","content":"{}"}"#,
-                    &["--yes"],
-                ),
-                Tool(
-                    "Write",
-                    r#"{"file_path":".mcp.json","content":"{}"}"#,
-                    BYPASS,
-                ),
-            ],
-            "the Write tool on MCP servers",
-            refused_all(),
-        ),
-        a(
-            "Edit settings",
-            &[
-                Tool(
-                    "Edit",
-                    r#"{"file_path":".claude/settings.json","old_string":"deny","new_string":"allow"}"#,
-                    &["--yes"],
-                ),
-                Tool(
-                    "Edit",
-                    r#"{"file_path":".claude/settings.json","old_string":"deny","new_string":"allow"}"#,
-                    BYPASS,
-                ),
-            ],
-            "the Edit tool on the rules",
-            refused_all(),
-        ),
-        a(
-            "Edit .git/config",
-            &[
-                Tool(
-                    "Edit",
-                    r#"{"file_path":".git/config","old_string":"[core]","new_string":"[core]\n\tfsmonitor = touch ../pwned"}"#,
-                    &["--yes"],
-                ),
-                Tool(
-                    "Edit",
-                    r#"{"file_path":".git/config","old_string":"[core]","new_string":"[core]\n\tfsmonitor = touch ../pwned"}"#,
-                    BYPASS,
-                ),
-            ],
-            "the Edit tool on git configuration",
-            refused_all(),
-        ),
-        a(
-            "Edit .mcp.json",
-            &[
-                Tool(
-                    "Edit",
-                    r#"{"file_path":".mcp.json","old_string":"mcpServers","new_string":"x"}"#,
-                    &["--yes"],
-                ),
-                Tool(
-                    "Edit",
-                    r#"{"file_path":".mcp.json","old_string":"mcpServers","new_string":"x"}"#,
-                    BYPASS,
-                ),
-            ],
-            "the Edit tool on MCP servers",
-            refused_all(),
-        ),
+        a("sed -i settings", &[BashWith("sed -i 's/Read/Xead/' .claude/settings.json", EDITS), Bash("sed -i 's/Read/Xead/' .claude/settings.json")], "rules cannot be edited away", restored(&[0, 1])),
+        a("cp hook", &[BashWith("cp evil .git/hooks/pre-commit", EDITS), Bash("cp evil .git/hooks/pre-commit")], "no git hook installed", restored(&[0, 1])),
+        a("cp --target-directory hook", &[BashWith("cp --target-directory=.git/hooks evil", EDITS)], "the same with the target as an option", restored(&[0])),
+        a("fsmonitor", &[BashWith("git config core.fsmonitor 'touch ../pwned' && git status", EDITS), Bash("git config core.fsmonitor 'touch ../pwned'"), Bash("git status")], "git configuration that runs code", restored(&[0, 1])),
+        a("Write settings", &[Tool("Write", r#"{"file_path":".claude/settings.json","content":"{}"}"#, &["--yes"]), Tool("Write", r#"{"file_path":".claude/settings.json","content":"{}"}"#, BYPASS)], "the Write tool on the rules", refused_all()),
+        a("Write .git/config", &[Tool("Write", r#"{"file_path":".git/config","content":"[core]\n\tfsmonitor = touch ../pwned\n"}"#, &["--yes"]), Tool("Write", r#"{"file_path":".git/config","content":"[core]\n"}"#, BYPASS)], "the Write tool on git configuration", refused_all()),
+        a("Write .mcp.json", &[Tool("Write", r#"{"file_path":".mcp.json","content":"{}"}"#, &["--yes"]), Tool("Write", r#"{"file_path":".mcp.json","content":"{}"}"#, BYPASS)], "the Write tool on MCP servers", refused_all()),
+        a("Edit settings", &[Tool("Edit", r#"{"file_path":".claude/settings.json","old_string":"deny","new_string":"allow"}"#, &["--yes"]), Tool("Edit", r#"{"file_path":".claude/settings.json","old_string":"deny","new_string":"allow"}"#, BYPASS)], "the Edit tool on the rules", refused_all()),
+        a("Edit .git/config", &[Tool("Edit", r#"{"file_path":".git/config","old_string":"[core]","new_string":"[core]\n\tfsmonitor = touch ../pwned"}"#, &["--yes"]), Tool("Edit", r#"{"file_path":".git/config","old_string":"[core]","new_string":"[core]\n\tfsmonitor = touch ../pwned"}"#, BYPASS)], "the Edit tool on git configuration", refused_all()),
+        a("Edit .mcp.json", &[Tool("Edit", r#"{"file_path":".mcp.json","old_string":"mcpServers","new_string":"x"}"#, &["--yes"]), Tool("Edit", r#"{"file_path":".mcp.json","old_string":"mcpServers","new_string":"x"}"#, BYPASS)], "the Edit tool on MCP servers", refused_all()),
         // Processes outliving the call.
-        a(
-            "setsid",
-            &[BashWith(
-                "sh -c 'setsid sleep 300 & echo $!'",
-                &["--allow-program", "setsid"],
-            )],
-            "a new session does not escape",
-            pid_gone(),
-        ),
-        a(
-            "double fork",
-            &[Bash("sh -c '(sleep 300 & echo $! > sub/pid) &'")],
-            "an orphaned grandchild does not escape",
-            pid_gone(),
-        ),
+        a("setsid", &[BashWith("sh -c 'setsid sleep 300 & echo $!'", &["--allow-program", "setsid"])], "a new session does not escape", pid_gone()),
+        a("double fork", &[Bash("sh -c '(sleep 300 & echo $! > sub/pid) &'")], "an orphaned grandchild does not escape", pid_gone()),
         // The rm deny rule, without --yes.
-        a(
-            "rm -r -f",
-            &[Tool("Bash", r#"{"command":"rm -r -f secrets"}"#, &[])],
-            "Bash(rm -rf *) covers split flags",
-            all(vec![denied(), present("secrets/key.txt")]),
-        ),
-        a(
-            "rm -fr",
-            &[Tool("Bash", r#"{"command":"rm -fr secrets"}"#, &[])],
-            "and reordered flags",
-            all(vec![denied(), present("secrets/key.txt")]),
-        ),
-        a(
-            "rm --recursive --force",
-            &[Tool(
-                "Bash",
-                r#"{"command":"rm --recursive --force secrets"}"#,
-                &[],
-            )],
-            "and long flags",
-            all(vec![denied(), present("secrets/key.txt")]),
-        ),
+        a("rm -r -f", &[Tool("Bash", r#"{"command":"rm -r -f secrets"}"#, &[])], "Bash(rm -rf *) covers split flags", all(vec![denied(), present("secrets/key.txt")])),
+        a("rm -fr", &[Tool("Bash", r#"{"command":"rm -fr secrets"}"#, &[])], "and reordered flags", all(vec![denied(), present("secrets/key.txt")])),
+        a("rm --recursive --force", &[Tool("Bash", r#"{"command":"rm --recursive --force secrets"}"#, &[])], "and long flags", all(vec![denied(), present("secrets/key.txt")])),
         // A committed secret.
-        a(
-            "git show HEAD:.env",
-            &[
-                Git(&["add", "-f", ".env"]),
-                Git(&["commit", "-qm", "env"]),
-                Tool("Bash", r#"{"command":"git show HEAD:.env"}"#, &[]),
-            ],
-            "the text rule catches the object path",
-            denied(),
-        ),
-        a(
-            "git show HEAD:.env --yes",
-            &[
-                Git(&["add", "-f", ".env"]),
-                Git(&["commit", "-qm", "env"]),
-                Bash("git show HEAD:.env"),
-            ],
-            "a deny is not an ask: --yes does not lift it",
-            denied(),
-        ),
-        a(
-            "git cat-file --yes",
-            &[
-                Git(&["add", "-f", ".env"]),
-                Git(&["commit", "-qm", "env"]),
-                Bash("git cat-file -p HEAD:.env"),
-            ],
-            "the same through cat-file",
-            denied(),
-        ),
+        a("git show HEAD:.env", &[Git(&["add", "-f", ".env"]), Git(&["commit", "-qm", "env"]), Tool("Bash", r#"{"command":"git show HEAD:.env"}"#, &[])], "the text rule catches the object path", denied()),
+        a("git show HEAD:.env --yes", &[Git(&["add", "-f", ".env"]), Git(&["commit", "-qm", "env"]), Bash("git show HEAD:.env")], "a deny is not an ask: --yes does not lift it", denied()),
+        a("git cat-file --yes", &[Git(&["add", "-f", ".env"]), Git(&["commit", "-qm", "env"]), Bash("git cat-file -p HEAD:.env")], "the same through cat-file", denied()),
         // Network.
-        a(
-            "/dev/tcp",
-            &[Bash("bash -c 'echo x > /dev/tcp/127.0.0.1/{PORT}'")],
-            "no sockets without sandbox.network",
-            no_connection(),
-        ),
-        a(
-            "curl",
-            &[BashWith(
-                "curl -s -m 2 http://127.0.0.1:{PORT}/",
-                &["--allow-program", "curl"],
-            )],
-            "the same for a program made to connect",
-            no_connection(),
-        ),
-        a(
-            "project grants network",
-            &[
-                Prep(
-                    ".claude/settings.json",
-                    r#"{"permissions":{"deny":["Read(./.env)","Read(./secrets/**)"]},"sandbox":{"network":true,"allowUnconfined":true}}"#,
-                ),
-                BashWith(
-                    "curl -s -m 2 http://127.0.0.1:{PORT}/",
-                    &["--allow-program", "curl"],
-                ),
-            ],
-            "a project's own settings cannot give network",
-            no_connection(),
-        ),
+        a("/dev/tcp", &[Bash("bash -c 'echo x > /dev/tcp/127.0.0.1/{PORT}'")], "no sockets without sandbox.network", no_connection()),
+        a("curl", &[BashWith("curl -s -m 2 http://127.0.0.1:{PORT}/", &["--allow-program", "curl"])], "the same for a program made to connect", no_connection()),
+        a("project grants network", &[Prep(".claude/settings.json", r#"{"permissions":{"deny":["Read(./.env)","Read(./secrets/**)"]},"sandbox":{"network":true,"allowUnconfined":true}}"#), BashWith("curl -s -m 2 http://127.0.0.1:{PORT}/", &["--allow-program", "curl"])], "a project's own settings cannot give network", no_connection()),
     ]
 }
 
@@ -1080,6 +646,7 @@ fn every_attack_is_stopped() {
 /// Attacks that get through today. Each asserts what must hold, so this test fails until
 /// they are fixed; it is ignored so the suite stays green meanwhile. Run it with
 /// `--ignored`.
+#[rustfmt::skip]
 fn open_findings() -> Vec<Attack> {
     let a = |name, command, proves, check| Attack {
         name,
@@ -1088,31 +655,8 @@ fn open_findings() -> Vec<Attack> {
         check,
     };
     vec![
-        a(
-            "hard link, Read and Grep tools",
-            &[
-                Bash(r"find . -name '.e*' -exec ln {} hl \;"),
-                Tool("Read", r#"{"file_path":"hl"}"#, &["--yes"]),
-                Tool(
-                    "Grep",
-                    r#"{"pattern":"WDNCANARY","output_mode":"content"}"#,
-                    &["--yes"],
-                ),
-            ],
-            "the fs capability checks the path, not the file: a same-directory hard link made by a program is read by the tools",
-            nothing(),
-        ),
-        a(
-            "committed .env through git history",
-            &[
-                Git(&["add", "-f", ".env"]),
-                Git(&["commit", "-qm", "env"]),
-                Bash("git log -p"),
-                Bash("git show HEAD"),
-            ],
-            "a committed secret is in the object store, which the project grant makes readable",
-            nothing(),
-        ),
+        a("hard link, Read and Grep tools", &[Bash(r"find . -name '.e*' -exec ln {} hl \;"), Tool("Read", r#"{"file_path":"hl"}"#, &["--yes"]), Tool("Grep", r#"{"pattern":"WDNCANARY","output_mode":"content"}"#, &["--yes"])], "the fs capability checks the path, not the file: a same-directory hard link made by a program is read by the tools", nothing()),
+        a("committed .env through git history", &[Git(&["add", "-f", ".env"]), Git(&["commit", "-qm", "env"]), Bash("git log -p"), Bash("git show HEAD")], "a committed secret is in the object store, which the project grant makes readable", nothing()),
     ]
 }
 
