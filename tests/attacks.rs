@@ -17,7 +17,7 @@
 //! | `find … -exec cp {} sub/x \;` then `cat sub/x` | a copy not naming it | OS confinement |
 //! | `find . -name .env -exec ln {} hl \;` | a hard link naming the file | capability check |
 //! | `find . -name '.e*' -exec ln {} hl \;` then `cat hl` | a same-directory link is as denied as the file, for programs | OS confinement (carve skips entries with a denied inode) |
-//! | the same link, then the Read and Grep tools on `hl` | **open finding**: the tools print the secret (`open_findings_are_stopped`, ignored) | not stopped |
+//! | the same link, then the Read and Grep tools on `hl` | the tools compare a file with several names by inode with the denied files | capability check |
 //! | `find . -name key.txt -exec ln {} sub/hl \;` | a link into another directory | OS confinement (Landlock `REFER`: EXDEV) |
 //! | `tee ../x`, `cp README.md ../x`, `mv README.md ../x`, `touch ../x`, `mkdir ../d`, `rm -r ../outdir` | nothing is written outside the project | OS confinement |
 //! | `rm -r -f ../outdir` | the same, spelled as the deny rule | text rules |
@@ -33,7 +33,7 @@
 //! | `sh -c 'setsid sleep 300 & echo $!'`, `sh -c '(sleep 300 & echo $! > sub/pid) &'` | no process outlives the call | OS confinement (subreaper supervisor) |
 //! | `rm -r -f secrets`, `rm -fr secrets`, `rm --recursive --force secrets` (no `--yes`) | `Bash(rm -rf *)` matches every spelling of the flags | text rules |
 //! | `git show HEAD:.env`, `git cat-file -p HEAD:.env` with `.env` committed (with and without `--yes`) | a deny is not an ask | text rules |
-//! | `git log -p`, `git show HEAD` with `.env` committed, `--yes` | **open finding**: the object store is readable, the secret is printed (`open_findings_are_stopped`, ignored) | not stopped |
+//! | `git log -p`, `git show HEAD` with `.env` committed, `--yes` | **known limit, not in the suite**: a committed secret is content of the object store, which belongs to the project; rules name paths, and `.git/objects` holds no file called `.env` | not stopped (README, limits) |
 //! | `@.env` in `CLAUDE.md` (`warden context`) | a Read-denied import stays out of the context | memory loader (`context_cli.rs`) |
 //! | `bash -c 'echo x > /dev/tcp/127.0.0.1/PORT'`, `curl http://127.0.0.1:PORT/` | no network without `sandbox.network` | OS confinement (seccomp, Landlock TCP) |
 //! | `.claude/settings.json` with `"sandbox": {"network": true, "allowUnconfined": true}`, then `curl` | only user, managed and `--settings` files widen the sandbox | settings scope, then OS confinement |
@@ -579,6 +579,7 @@ fn attacks() -> Vec<Attack> {
         a("/dev/tcp", &[Bash("bash -c 'echo x > /dev/tcp/127.0.0.1/{PORT}'")], "no sockets without sandbox.network", no_connection()),
         a("curl", &[BashWith("curl -s -m 2 http://127.0.0.1:{PORT}/", &["--allow-program", "curl"])], "the same for a program made to connect", no_connection()),
         a("project grants network", &[Prep(".claude/settings.json", r#"{"permissions":{"deny":["Read(./.env)","Read(./secrets/**)"]},"sandbox":{"network":true,"allowUnconfined":true}}"#), BashWith("curl -s -m 2 http://127.0.0.1:{PORT}/", &["--allow-program", "curl"])], "a project's own settings cannot give network", no_connection()),
+        a("hard link, Read and Grep tools", &[Bash(r"find . -name '.e*' -exec ln {} hl \;"), Tool("Read", r#"{"file_path":"hl"}"#, &["--yes"]), Tool("Grep", r#"{"pattern":"WDNCANARY","output_mode":"content"}"#, &["--yes"])], "a same-directory hard link made by a program is the denied file: the tools compare inodes", nothing()),
     ]
 }
 
@@ -638,35 +639,6 @@ fn every_attack_is_stopped() {
     assert!(
         failures.is_empty(),
         "{} attack(s) got through:\n\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
-}
-
-/// Attacks that get through today. Each asserts what must hold, so this test fails until
-/// they are fixed; it is ignored so the suite stays green meanwhile. Run it with
-/// `--ignored`.
-#[rustfmt::skip]
-fn open_findings() -> Vec<Attack> {
-    let a = |name, command, proves, check| Attack {
-        name,
-        command,
-        proves,
-        check,
-    };
-    vec![
-        a("hard link, Read and Grep tools", &[Bash(r"find . -name '.e*' -exec ln {} hl \;"), Tool("Read", r#"{"file_path":"hl"}"#, &["--yes"]), Tool("Grep", r#"{"pattern":"WDNCANARY","output_mode":"content"}"#, &["--yes"])], "the fs capability checks the path, not the file: a same-directory hard link made by a program is read by the tools", nothing()),
-        a("committed .env through git history", &[Git(&["add", "-f", ".env"]), Git(&["commit", "-qm", "env"]), Bash("git log -p"), Bash("git show HEAD")], "a committed secret is in the object store, which the project grant makes readable", nothing()),
-    ]
-}
-
-#[test]
-#[ignore = "open findings: a hard link read by the Read/Grep tools, a committed .env shown by git log -p"]
-fn open_findings_are_stopped() {
-    let failures = run_attacks(&open_findings());
-    assert!(
-        failures.is_empty(),
-        "{} open finding(s) still get through:\n\n{}",
         failures.len(),
         failures.join("\n\n")
     );
