@@ -163,7 +163,8 @@ fn ensure(args: &Args) -> anyhow::Result<ExitCode> {
             });
         }
     }
-    cmd.spawn().context("starting warden serve in the background")?;
+    cmd.spawn()
+        .context("starting warden serve in the background")?;
     let until = Instant::now() + Duration::from_secs(5);
     while Instant::now() < until {
         if healthy(args.listen, Duration::from_millis(200)) {
@@ -213,7 +214,10 @@ async fn serve(args: Args) -> anyhow::Result<ExitCode> {
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
     let local = listener.local_addr()?;
-    eprintln!("warden serve: listening on http://{local} (pid {})", std::process::id());
+    eprintln!(
+        "warden serve: listening on http://{local} (pid {})",
+        std::process::id()
+    );
     let state = Arc::new(State {
         session: args.session.clone(),
         bridge: Bridge {
@@ -235,8 +239,7 @@ async fn serve(args: Args) -> anyhow::Result<ExitCode> {
                 {
                     Ok(a) => a,
                     Err(_) => {
-                        if state.active.load(Ordering::Relaxed) == 0 && state.idle_for() >= limit
-                        {
+                        if state.active.load(Ordering::Relaxed) == 0 && state.idle_for() >= limit {
                             eprintln!("warden serve: idle for {}s, exiting", limit.as_secs());
                             return Ok(ExitCode::SUCCESS);
                         }
@@ -313,7 +316,10 @@ async fn route(req: Request<Incoming>, state: &State) -> Response<Full<Bytes>> {
     let event: Event = match name.parse() {
         Ok(e) => e,
         Err(e) => {
-            return respond(StatusCode::NOT_FOUND, json!({"error": e.to_string()}).to_string());
+            return respond(
+                StatusCode::NOT_FOUND,
+                json!({"error": e.to_string()}).to_string(),
+            );
         }
     };
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
@@ -441,10 +447,7 @@ mod tests {
         let v4: SocketAddr = "127.0.0.1:47017".parse().expect("addr");
         assert_eq!(proc_addr(v4), "0100007F:B829");
         let v6: SocketAddr = "[::1]:80".parse().expect("addr");
-        assert_eq!(
-            proc_addr(v6),
-            "00000000000000000000000001000000:0050"
-        );
+        assert_eq!(proc_addr(v6), "00000000000000000000000001000000:0050");
     }
 
     #[test]

@@ -1,0 +1,304 @@
+//! `warden serve`: the bridge as a local HTTP service. Real binary, real sockets, the
+//! protect-secrets component; each answer is compared with what `warden hook` says.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+fn guard_plugin() -> PathBuf {
+    PathBuf::from(warden::guests::PLUGINS_DIR).join("protect-secrets")
+}
+
+fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
+}
+
+/// One request over a fresh connection, as Claude Code's HTTP hook sends it.
+fn request(port: u16, method: &str, path: &str, body: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(30))).ok()?;
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    s.write_all(req.as_bytes()).ok()?;
+    let mut out = String::new();
+    s.read_to_string(&mut out).ok()?;
+    let status = out.get(9..12)?.parse().ok()?;
+    let body = out.split_once("\r\n\r\n").map(|(_, b)| b.to_string())?;
+    Some((status, body))
+}
+
+struct Service {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(home: &Path, extra: &[&str]) -> Service {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["serve", "--listen", &listen])
+        .args(extra)
+        .env("WARDEN_HOME", home)
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn warden serve");
+    let until = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < until {
+        if let Some((200, _)) = request(port, "GET", "/health", "") {
+            return Service { child, port };
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("warden serve did not answer on {listen}");
+}
+
+fn event(cwd: &Path, name: &str, tool: &str, input: Value) -> String {
+    json!({
+        "session_id": "00000000-1111-4222-8333-444444444444",
+        "transcript_path": cwd.join("t.jsonl").display().to_string(),
+        "cwd": cwd.display().to_string(),
+        "permission_mode": "default",
+        "hook_event_name": name,
+        "tool_name": tool,
+        "tool_input": input,
+        "tool_use_id": "toolu_serve",
+    })
+    .to_string()
+}
+
+/// What `warden hook --wasm-only` prints for the same event: (exit code, stdout).
+fn bridge(home: &Path, args: &[&str], event_name: &str, input: &str) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["hook", "--wasm-only"])
+        .args(args)
+        .arg(event_name)
+        .env("WARDEN_HOME", home)
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn warden hook");
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes());
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+    )
+}
+
+fn decision(body: &str) -> Option<String> {
+    if body.trim().is_empty() {
+        return None;
+    }
+    let v: Value = serde_json::from_str(body).expect("a JSON body");
+    v["hookSpecificOutput"]["permissionDecision"]
+        .as_str()
+        .map(str::to_string)
+}
+
+#[test]
+fn the_service_answers_as_the_bridge_does() {
+    let home = tempfile::tempdir().expect("home");
+    let proj = tempfile::tempdir().expect("project");
+    let plugin = guard_plugin().display().to_string();
+    let svc = serve(home.path(), &["--plugin-dir", &plugin]);
+    for (tool, input, want) in [
+        ("Read", json!({"file_path": ".env"}), Some("deny")),
+        (
+            "Bash",
+            json!({"command": "cat secrets/key.pem"}),
+            Some("deny"),
+        ),
+        ("Read", json!({"file_path": "README.md"}), None),
+    ] {
+        let body = event(proj.path(), "PreToolUse", tool, input.clone());
+        let (status, answer) =
+            request(svc.port, "POST", "/hook/PreToolUse", &body).expect("an answer");
+        assert_eq!(status, 200, "{tool} {input}: {answer}");
+        assert_eq!(
+            decision(&answer).as_deref(),
+            want,
+            "{tool} {input}: {answer}"
+        );
+        let (code, printed) = bridge(home.path(), &["--plugin-dir", &plugin], "PreToolUse", &body);
+        assert_eq!(code, 0);
+        assert_eq!(
+            decision(&printed),
+            decision(&answer),
+            "warden hook said {printed}"
+        );
+    }
+    // Sessions at the same time, from several threads, all answered.
+    std::thread::scope(|s| {
+        for _ in 0..4 {
+            s.spawn(|| {
+                for _ in 0..10 {
+                    let body = event(
+                        proj.path(),
+                        "PreToolUse",
+                        "Read",
+                        json!({"file_path": ".env"}),
+                    );
+                    let (status, answer) =
+                        request(svc.port, "POST", "/hook/PreToolUse", &body).expect("answer");
+                    assert_eq!((status, decision(&answer).as_deref()), (200, Some("deny")));
+                }
+            });
+        }
+    });
+}
+
+/// A guard the service cannot set up blocks the call with a reason, as exit 2 does for the
+/// command bridge; what is not a hook input is an error status, which Claude Code's
+/// `onFailure: "block"` turns into a block.
+#[test]
+fn the_service_fails_closed() {
+    let home = tempfile::tempdir().expect("home");
+    let proj = tempfile::tempdir().expect("project");
+    let svc = serve(home.path(), &[]);
+    let body = event(proj.path(), "PreToolUse", "Read", json!({"file_path": "x"}));
+    let (status, answer) = request(svc.port, "POST", "/hook/PreToolUse", &body).expect("answer");
+    assert_eq!(status, 200, "{answer}");
+    let v: Value = serde_json::from_str(&answer).expect("JSON");
+    assert_eq!(v["hookSpecificOutput"]["permissionDecision"], "deny", "{v}");
+    let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        reason.contains("has no enabled plugin with WASM hooks"),
+        "{reason}"
+    );
+    let (code, _) = bridge(home.path(), &[], "PreToolUse", &body);
+    assert_eq!(code, 2, "the command bridge blocks the same event");
+
+    let perm = event(
+        proj.path(),
+        "PermissionRequest",
+        "Bash",
+        json!({"command": "ls"}),
+    );
+    let (status, answer) =
+        request(svc.port, "POST", "/hook/PermissionRequest", &perm).expect("answer");
+    let v: Value = serde_json::from_str(&answer).expect("JSON");
+    assert_eq!(status, 200);
+    assert_eq!(
+        v["hookSpecificOutput"]["decision"]["behavior"], "deny",
+        "{v}"
+    );
+
+    for (path, body, want) in [
+        ("/hook/PreToolUse", "not json", 400),
+        ("/hook/PreToolUse", "[1, 2]", 400),
+        ("/hook/NoSuchEvent", "{}", 404),
+        ("/elsewhere", "{}", 404),
+    ] {
+        let (status, answer) = request(svc.port, "POST", path, body).expect("answer");
+        assert_eq!(status, want, "{path} {body}: {answer}");
+    }
+}
+
+/// Only this user's connections are answered: as root, a client running as `nobody` gets
+/// the connection closed without a byte.
+#[test]
+fn another_users_connection_gets_nothing() {
+    use std::os::unix::process::CommandExt;
+    let home = tempfile::tempdir().expect("home");
+    let plugin = guard_plugin().display().to_string();
+    let svc = serve(home.path(), &["--plugin-dir", &plugin]);
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let script = format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{}; printf 'GET /health HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n' >&3; cat <&3",
+        svc.port
+    );
+    let mut cmd = Command::new("bash");
+    cmd.args(["-c", &script]);
+    if root {
+        // SAFETY: setuid(2) between fork and exec only changes this child's credentials.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let out = cmd.output().expect("client");
+    let text = String::from_utf8_lossy(&out.stdout);
+    if root {
+        assert!(text.is_empty(), "another user got an answer: {text}");
+    } else {
+        // Not root: the same client is this user, and is answered.
+        assert!(text.contains("\"service\":\"warden\""), "{text}");
+    }
+}
+
+#[test]
+fn ensure_starts_one_service_and_it_exits_when_idle() {
+    let home = tempfile::tempdir().expect("home");
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let ensure = || {
+        Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["serve", "--ensure", "--idle-exit", "2", "--listen", &listen])
+            .env("WARDEN_HOME", home.path())
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .stdin(Stdio::null())
+            .output()
+            .expect("ensure")
+    };
+    let first = ensure();
+    assert!(first.status.success(), "{first:?}");
+    let pid = |body: String| {
+        serde_json::from_str::<Value>(&body).expect("health JSON")["pid"]
+            .as_u64()
+            .expect("pid")
+    };
+    let (_, health) = request(port, "GET", "/health", "").expect("up after --ensure");
+    let started = pid(health);
+    let second = ensure();
+    assert!(second.status.success(), "{second:?}");
+    let (_, health) = request(port, "GET", "/health", "").expect("still up");
+    assert_eq!(pid(health), started, "a second service was started");
+    // Idle for two seconds: it exits by itself. (Asking whether it is up would keep it up, so
+    // the process is watched instead; once reparented it may linger as a zombie.)
+    let gone = || {
+        std::fs::read_to_string(format!("/proc/{started}/stat")).map_or(true, |s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        })
+    };
+    let until = Instant::now() + Duration::from_secs(15);
+    while Instant::now() < until && !gone() {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(gone(), "the idle service did not exit");
+    assert!(
+        request(port, "GET", "/health", "").is_none(),
+        "the idle service is still answering"
+    );
+}
