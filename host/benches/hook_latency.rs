@@ -9,7 +9,9 @@
 //! 3. one PreToolUse dispatched through 10 matching WASM hooks in parallel (lean, and std) vs
 //!    10 command hooks;
 //! 4. the bridge as Claude Code runs it: one `warden hook` process per event, compile cache
-//!    warm, vs a bare `bash -c true` hook.
+//!    warm, vs a bare `bash -c true` hook;
+//! 5. the bridge as a service (`warden serve`), one HTTP POST per event on a fresh connection,
+//!    interleaved with bare `bash -c true` spawns.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -372,6 +374,64 @@ fn report(tmp: &Path) {
     println!(
         "  ratio (warden / bash) at p50: {:.2}\n",
         bridge.p50.as_secs_f64() / bare.p50.as_secs_f64()
+    );
+
+    // 5. The bridge as a service: one HTTP POST per event, a fresh connection each time, as
+    // Claude Code's `http` hook sends it; interleaved with bare `bash -c true` spawns.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut service = Command::new(exe)
+        .args(["serve", "--listen", &listen, "--plugin-dir"])
+        .arg(&guard_plugin)
+        .env("WARDEN_HOME", &bridge_home)
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("warden serve");
+    let post = |body: &str| -> (Duration, String) {
+        use std::io::Read;
+        let started = Instant::now();
+        let mut s = std::net::TcpStream::connect(&listen).expect("connect");
+        let _ = s.set_nodelay(true);
+        let req = format!(
+            "POST /hook/PreToolUse HTTP/1.1\r\nHost: {listen}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        s.write_all(req.as_bytes()).expect("send");
+        let mut out = String::new();
+        s.read_to_string(&mut out).expect("receive");
+        (started.elapsed(), out)
+    };
+    let until = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(&listen).is_err() {
+        assert!(Instant::now() < until, "warden serve did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (_, out) = post(&input);
+    assert!(out.contains("\"deny\""), "service must deny: {out}");
+    let (mut served, mut bare) = (Vec::new(), Vec::new());
+    for _ in 0..bridge_n {
+        served.push(post(&input).0);
+        bare.push(spawn_with_stdin("bash", &["-c", "true"], input.as_bytes(), &[]).0);
+    }
+    let (served, bare) = (stats(served), stats(bare));
+    let _ = service.kill();
+    let _ = service.wait();
+    println!("5. Bridge as a service: `warden serve`, one HTTP POST per event, cache warm");
+    row(
+        "warden serve (protect-secrets via --plugin-dir)",
+        &served,
+        bridge_n,
+    );
+    row("bare `bash -c true` command hook", &bare, bridge_n);
+    println!(
+        "  ratio (warden serve / bash) at p50: {:.2}\n",
+        served.p50.as_secs_f64() / bare.p50.as_secs_f64()
     );
 }
 

@@ -50,6 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             wasm_only: args.wasm_only,
             verbose: args.verbose,
             project_dir,
+            components: None,
         },
     ))??;
     if !answer.stdout.is_empty() {
@@ -101,6 +102,8 @@ pub(crate) struct Bridge {
     /// `CLAUDE_PROJECT_DIR` as Claude Code set it for a command hook (default: the session's
     /// directory).
     pub project_dir: Option<PathBuf>,
+    /// Components kept across events by a long-lived process.
+    pub components: Option<Arc<warden::runtime::ComponentCache>>,
 }
 
 /// Runs the hooks configured for `event` in the session the input's `cwd` names (read afresh
@@ -116,16 +119,18 @@ pub(crate) async fn answer(
         wasm_only,
         verbose,
         project_dir,
+        components,
     } = bridge;
     let input_cwd = input
         .get("cwd")
         .and_then(|c| c.as_str())
         .filter(|c| !c.is_empty())
         .map(PathBuf::from);
-    let opts = match session_args.options(input_cwd)? {
+    let mut opts = match session_args.options(input_cwd)? {
         Ok(o) => o,
         Err(e) => anyhow::bail!("{}", e.0),
     };
+    opts.components = components;
     let guard = matches!(event, Event::PreToolUse | Event::PermissionRequest);
     let session = Arc::new(Session::load(&opts));
     if guard && let Some(problem) = guard_problem(&session, &opts, wasm_only) {

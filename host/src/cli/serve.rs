@@ -218,12 +218,21 @@ async fn serve(args: Args) -> anyhow::Result<ExitCode> {
         "warden serve: listening on http://{local} (pid {})",
         std::process::id()
     );
+    // One runtime and one set of loaded components for every event this process answers:
+    // what makes an answer cheaper than a `warden hook` process.
+    let template = match args.session.options(None)? {
+        Ok(o) => o,
+        Err(e) => anyhow::bail!("{}", e.0),
+    };
+    let runtime = warden::runtime::Runtime::shared(template.runtime)?;
+    let components = Arc::new(warden::runtime::ComponentCache::new(runtime));
     let state = Arc::new(State {
         session: args.session.clone(),
         bridge: Bridge {
             wasm_only: !args.all_handlers,
             verbose: args.verbose,
             project_dir: None,
+            components: Some(components),
         },
         last_request: AtomicU64::new(0),
         active: AtomicUsize::new(0),

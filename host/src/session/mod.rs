@@ -76,6 +76,10 @@ pub struct SessionOptions {
     pub session_id: Option<String>,
     /// Run no hooks at all (`warden check --no-hooks`: rules only).
     pub no_hooks: bool,
+    /// Loaded components to use instead of a cache of the session's own: a long-lived
+    /// process (`warden serve`) keeps one across sessions, so its engine, compiled code and
+    /// instance templates outlive each session. `runtime` is then ignored.
+    pub components: Option<Arc<ComponentCache>>,
 }
 
 impl SessionOptions {
@@ -103,6 +107,7 @@ impl SessionOptions {
             programs: Vec::new(),
             session_id: None,
             no_hooks: false,
+            components: None,
         }
     }
 }
@@ -281,6 +286,9 @@ impl Session {
     /// runs no component never pays for an engine.
     pub fn components(&self) -> Result<&Arc<ComponentCache>, SessionError> {
         match self.components.get_or_init(|| {
+            if let Some(shared) = &self.opts.components {
+                return Ok(shared.clone());
+            }
             Runtime::shared(self.opts.runtime.clone())
                 .map(|rt| Arc::new(ComponentCache::new(rt)))
                 .map_err(|e| e.to_string())

@@ -56,6 +56,17 @@ impl FileStamp {
     }
 }
 
+impl std::fmt::Debug for ComponentCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let files = self.files.lock().map_or(0, |m| m.len());
+        let bytes = self.bytes.lock().map_or(0, |m| m.len());
+        f.debug_struct("ComponentCache")
+            .field("files", &files)
+            .field("bytes", &bytes)
+            .finish_non_exhaustive()
+    }
+}
+
 impl ComponentCache {
     /// A cache loading through `runtime`.
     pub fn new(runtime: Arc<Runtime>) -> Self {
