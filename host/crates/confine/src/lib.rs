@@ -121,6 +121,7 @@
 
 mod child;
 mod error;
+mod hide;
 mod plan;
 mod policy;
 mod restore;
@@ -200,15 +201,24 @@ impl Confinement {
             deny_tcp: !self.network && s.tcp,
             scope: s.scoping,
             temp: guard.temp.as_deref(),
+            hide: self.hide_with_mounts && hide::available(),
         };
-        let ruleset: Option<OwnedFd> = plan::build(&self.paths, &extras)?.into();
+        let built = plan::build(&self.paths, &extras)?;
+        let hide = (!built.covers.is_empty()).then(|| hide::Plan {
+            ns: hide::Namespace::for_this_process(),
+            targets: built.covers,
+        });
+        let ruleset: Option<OwnedFd> = built.ruleset.into();
         let ruleset = ruleset.ok_or_else(|| {
             ConfineError::Ruleset("the kernel returned no ruleset descriptor".into())
         })?;
         let child_plan = child::ChildPlan {
             ruleset_fd: ruleset.as_raw_fd(),
-            filter: (!self.network).then(|| seccomp::socket_filter(self.unix_sockets).into()),
+            filter: s
+                .seccomp
+                .then(|| seccomp::filter(self.network, self.unix_sockets).into()),
             timeout: self.timeout,
+            hide,
         };
         guard.ruleset = Some(ruleset);
         if let Some(t) = &guard.temp {
@@ -223,6 +233,13 @@ impl Confinement {
         }
         Ok(guard)
     }
+}
+
+/// Whether denied paths inside granted trees are hidden with a private mount namespace in
+/// this process (see [`Confinement::hide_with_mounts`]), rather than carved out of the
+/// Landlock rules. Probed once per process.
+pub fn hides_with_mounts() -> bool {
+    hide::available()
 }
 
 /// Creates a fresh 0700 directory below `parent`.
