@@ -56,6 +56,16 @@ mod linux {
                 assert!(st.success());
             })
         });
+        let carved = Confinement::for_project(&project, Some(&home)).hide_with_mounts(false);
+        g.bench_function("confined_default_project_carved", |b| {
+            b.iter(|| {
+                let mut cmd = command(&project);
+                let guard = carved.confine(&mut cmd).expect("confine");
+                let st = cmd.status().expect("spawn");
+                guard.finish().expect("finish");
+                assert!(st.success());
+            })
+        });
         let bare = Confinement::new()
             .read("/usr")
             .read("/lib")

@@ -4,7 +4,8 @@
 //! the real command, and waits. When the command exits, the call's deadline passes, or the
 //! supervisor is asked to end (SIGTERM, SIGINT, SIGHUP), it kills every process left below it
 //! (orphans, even `setsid` double forks, are re-parented to a subreaper) and exits the way the
-//! command did. The command confines itself (no_new_privs, Landlock, seccomp) and returns
+//! command did. The command hides denied paths in a private mount namespace when planned
+//! (see [`hide`](crate::hide)), confines itself (no_new_privs, Landlock, seccomp) and returns
 //! to `exec`.
 //!
 //! Both run in a fork of a multithreaded process, so everything here is a raw system call on
@@ -24,6 +25,8 @@ pub(crate) struct ChildPlan {
     pub filter: Option<Box<[libc::sock_filter]>>,
     /// Deadline of the whole call.
     pub timeout: Option<Duration>,
+    /// Denied paths to cover in a private mount namespace before Landlock applies.
+    pub hide: Option<crate::hide::Plan>,
 }
 
 fn check(r: c_int) -> io::Result<()> {
@@ -66,6 +69,10 @@ pub(crate) unsafe fn run(plan: &ChildPlan) -> io::Result<()> {
                 check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
                 if libc::getppid() != supervisor {
                     return Err(io::Error::from_raw_os_error(libc::ESRCH));
+                }
+                if let Some(h) = &plan.hide {
+                    crate::hide::enter(&h.ns)?;
+                    crate::hide::cover_all(h)?;
                 }
                 confine_self(plan)
             }

@@ -8,6 +8,7 @@
 //! | what | how | kernel |
 //! |---|---|---|
 //! | files: read/execute only the granted trees, write only the writable ones | Landlock, every filesystem right of the ABI handled | ABI ≥ 3 (Linux 6.2), required |
+//! | denied paths inside granted trees (`.env`, `secrets/`) hidden, so the trees are granted whole | a private mount namespace (inside a user namespace mapping only the caller's uid and gid, unless root): an empty read-only tmpfs over a denied directory, a read-only `nodev` bind of `/dev/null` over a denied file (opening it fails), hard links to it in the directories on the way covered too; mount and namespace system calls refused by seccomp, mount changes by Landlock | user namespaces allowed (else carving, below); [`hides_with_mounts`] |
 //! | hard links and renames that would expose a denied file | Landlock `REFER` (a file may not gain rights by moving) | ABI ≥ 2 |
 //! | `truncate(2)` outside writable trees | Landlock `TRUNCATE` | ABI ≥ 3 |
 //! | device ioctls outside granted devices | Landlock `IOCTL_DEV` | ABI ≥ 5, when available |
@@ -57,21 +58,44 @@
 //!
 //! # Limits
 //!
-//! - Rules are about paths, fixed when the process starts. A denied path inside a granted
-//!   tree is carved out by granting the tree's other entries one by one, recursively down
+//! - Rules are about paths, fixed when the process starts. Where a private mount namespace
+//!   is available ([`hides_with_mounts`]), a denied path inside a granted tree is covered by
+//!   a mount in the command's namespace and the tree stays one rule. A covered file shows in
+//!   `stat` and listings as a character device (`/dev/null`'s mode) that cannot be opened; a
+//!   covered directory as an empty one. Covered paths cannot be removed, renamed or linked
+//!   (`EBUSY`, `EXDEV`). The covers follow names, not files: if another process renames or
+//!   deletes a covered path on the host during the call, the kernel drops the cover and the
+//!   call can reach what is then at that name; a hard link to a denied file elsewhere than
+//!   in the directories between the granted tree and the file is not covered (as with
+//!   carving). The same tree reached through another mount (a bind mount of the project
+//!   elsewhere that is also granted) is not covered. Without a private mount namespace
+//!   ([`Confinement::hide_with_mounts`] off, or user namespaces disabled:
+//!   `kernel.unprivileged_userns_clone=0`, Ubuntu's AppArmor restriction,
+//!   `user.max_user_namespaces=0`), and for a denied path with a grant below it, a denied
+//!   path is carved out: the tree's other entries are granted one by one, recursively down
 //!   to it. The directories on the way (the project root when it holds `.env`) keep only
 //!   listing, creating, removing and moving entries, so a file or directory created there
 //!   later, by this call or another process, cannot be read or written by this call: a
 //!   call cannot create and then use a new file directly in such a directory (`git init`
-//!   in a project root holding `.env` fails), but can in any subdirectory that existed at
-//!   spawn time, and the next call sees the new entry and grants it. Names of entries in a
-//!   denied directory can be listed, and a denied file can be deleted (never read).
+//!   or `cargo build` in a project root holding `.env` fails), but can in any subdirectory
+//!   that existed at spawn time, and the next call sees the new entry and grants it. Names
+//!   of entries in a denied directory can be listed, and a denied file can be deleted
+//!   (never read). A read-only grant inside a writable tree is always carved.
 //! - A denied pattern (`.env.*`) is matched when the process starts; a matching file
-//!   created later is unreadable only because it lands in a carved directory.
-//! - Hard links: a link to a denied file in another directory needs `REFER`, which Landlock
-//!   refuses because the file would gain rights; a link in the same directory is just as
-//!   denied, and when a later call carves that directory, entries that are the same file
-//!   (device and inode) as a denied file, and symlinks, get no rule of their own.
+//!   created later by another process is readable by the call where paths are hidden by
+//!   mounts, and unreadable only because it lands in a carved directory where they are
+//!   carved.
+//! - The command process runs in its own mount namespace (and, unless root, user
+//!   namespace: files of other users show as owned by `nobody`) and cannot call `mount`,
+//!   `umount2`, the new mount API, `pivot_root`, `unshare` or `setns` (`EPERM`): programs
+//!   that build their own sandbox with `unshare` fail; `clone` with namespace flags is not
+//!   filtered (Landlock still refuses mount changes inside).
+//! - Hard links: a covered file cannot be linked (`EXDEV`, the cover is another mount), and
+//!   entries in the directories on the way that are the same file (device and inode) are
+//!   covered too. Carved: a link to a denied file in another directory needs `REFER`, which
+//!   Landlock refuses because the file would gain rights; a link in the same directory is
+//!   just as denied, and when a later call carves that directory, entries that are the same
+//!   file as a denied file, and symlinks, get no rule of their own.
 //! - Write protection is by restoring, not refusing: during the call a process can change a
 //!   protected path, and other processes of the same call see it; nothing survives the call.
 //!   Restoring happens inside the directory the copy came from; if that directory was
@@ -102,7 +126,8 @@
 //! those root-owned files are already closed to the process, need no carve-out, and `/etc`
 //! is one rule.
 //!
-//! Spawn and wait of `/bin/true`, p50, criterion (`cargo bench -p warden-confine`), one run,
+//! Spawn and wait of `/bin/true`, p50, criterion (`cargo bench -p warden-confine`), one run
+//! from before hiding by mounts (so carved),
 //! Linux 6.18, Landlock ABI 7, as root, on 2 cores shared with other builds (load average
 //! 4–9, so absolute numbers are inflated; the ratios are the point):
 //!
@@ -112,15 +137,30 @@
 //! | confined, `/usr` `/lib*` `/bin` only, no private temp | 4.1 ms |
 //! | confined, [`Confinement::for_project`] (as root: 164 rules, `/etc` carved; project root carved around `.env`) | 13.8 ms |
 //!
-//! Where the time goes for the last row (medians of 150 calls, same machine): `confine`
+//! Where the time goes for the last row, carved (medians of 150 calls, same machine): `confine`
 //! 2.9 ms (building 164 rules: ~190 `open`, ~350 `stat`), `spawn` 9.3 ms, wait 1.4 ms,
 //! `finish` 0.3 ms. `landlock_restrict_self` itself takes 0.1–0.15 ms for 164 rules (0.03 ms
 //! for 4); most of `spawn` is getting two forked processes scheduled on the overloaded cores.
+//!
+//! A later run (same machine, load average about 7, criterion's central estimate, 60 samples;
+//! "carved" is [`Confinement::hide_with_mounts`] off):
+//!
+//! | | estimate |
+//! |---|---|
+//! | unconfined | 1.8 ms |
+//! | confined, `/usr` `/lib*` `/bin` only, no private temp | 5.7 ms |
+//! | confined, [`Confinement::for_project`], carved (as root: `/etc` and the project root carved) | 12.9 ms |
+//! | confined, [`Confinement::for_project`], denied paths hidden by mounts (a mount namespace, one mount per denied path, nothing carved) | 9.7 ms |
+//!
+//! Hiding by mounts replaces the carving's `open`s, `stat`s and rules with one `unshare`, a
+//! few `/proc/self` writes (unless root) and one mount per denied path in the forked command
+//! process; the first call of a process also forks once to probe for it.
 
 #![cfg(target_os = "linux")]
 
 mod child;
 mod error;
+mod hide;
 mod plan;
 mod policy;
 mod restore;
@@ -200,15 +240,24 @@ impl Confinement {
             deny_tcp: !self.network && s.tcp,
             scope: s.scoping,
             temp: guard.temp.as_deref(),
+            hide: self.hide_with_mounts && hide::available(),
         };
-        let ruleset: Option<OwnedFd> = plan::build(&self.paths, &extras)?.into();
+        let built = plan::build(&self.paths, &extras)?;
+        let hide = (!built.covers.is_empty()).then(|| hide::Plan {
+            ns: hide::Namespace::for_this_process(),
+            targets: built.covers,
+        });
+        let ruleset: Option<OwnedFd> = built.ruleset.into();
         let ruleset = ruleset.ok_or_else(|| {
             ConfineError::Ruleset("the kernel returned no ruleset descriptor".into())
         })?;
         let child_plan = child::ChildPlan {
             ruleset_fd: ruleset.as_raw_fd(),
-            filter: (!self.network).then(|| seccomp::socket_filter(self.unix_sockets).into()),
+            filter: s
+                .seccomp
+                .then(|| seccomp::filter(self.network, self.unix_sockets).into()),
             timeout: self.timeout,
+            hide,
         };
         guard.ruleset = Some(ruleset);
         if let Some(t) = &guard.temp {
@@ -223,6 +272,13 @@ impl Confinement {
         }
         Ok(guard)
     }
+}
+
+/// Whether denied paths inside granted trees are hidden with a private mount namespace in
+/// this process (see [`Confinement::hide_with_mounts`]), rather than carved out of the
+/// Landlock rules. Probed once per process.
+pub fn hides_with_mounts() -> bool {
+    hide::available()
 }
 
 /// Creates a fresh 0700 directory below `parent`.

@@ -19,6 +19,7 @@ use landlock::{
 };
 
 use crate::error::ConfineError;
+use crate::hide::Target;
 use crate::policy::{Level, expand};
 
 /// Rights that apply to a file itself; on a directory they are inherited by every file below.
@@ -214,13 +215,86 @@ pub(crate) struct Extras<'a> {
     pub deny_tcp: bool,
     pub scope: bool,
     pub temp: Option<&'a Path>,
+    /// Denied paths inside granted trees are covered by mounts (see [`hide`](crate::hide))
+    /// instead of carved out.
+    pub hide: bool,
+}
+
+/// The ruleset, and the paths the command process must cover before applying it.
+pub(crate) struct Built {
+    pub ruleset: RulesetCreated,
+    pub covers: Vec<Target>,
+}
+
+/// Takes out of `all` the denied paths that can be covered by mounts: inside a granted tree,
+/// with no grant below them, not symlinks. Adds the entries that are the same file as a
+/// covered one (hard links) in the directories on the way from the outermost granted tree
+/// containing it, the directories carving would have split.
+fn covers(all: &mut Vec<(PathBuf, Level)>) -> Result<Vec<Target>, ConfineError> {
+    let grants: Vec<PathBuf> = all
+        .iter()
+        .filter(|(_, l)| *l != Level::Deny)
+        .map(|(p, _)| p.clone())
+        .collect();
+    let mut out: Vec<(Target, u64)> = Vec::new();
+    let mut keep = Vec::new();
+    for (p, level) in all.drain(..) {
+        let outermost = grants.iter().find(|g| *g != &p && p.starts_with(g));
+        let coverable = level == Level::Deny
+            && outermost.is_some()
+            && !grants.iter().any(|g| g != &p && g.starts_with(&p));
+        if coverable && let Some(t) = Target::of(&p).map_err(|e| ConfineError::path(&p, e))? {
+            use std::os::unix::fs::MetadataExt;
+            let links = std::fs::symlink_metadata(&p)
+                .map(|m| m.nlink())
+                .unwrap_or(1);
+            out.push((t, links));
+            if links > 1
+                && !out.last().is_some_and(|(t, _)| t.dir)
+                && let Some(root) = outermost
+            {
+                let (dev, ino) = out.last().map(|(t, _)| (t.dev, t.ino)).unwrap_or_default();
+                for dir in p.ancestors().skip(1).take_while(|a| a.starts_with(root)) {
+                    let Ok(entries) = std::fs::read_dir(dir) else {
+                        continue;
+                    };
+                    for e in entries.flatten() {
+                        let other = e.path();
+                        if other != p
+                            && let Ok(m) = std::fs::symlink_metadata(&other)
+                            && m.dev() == dev
+                            && m.ino() == ino
+                            && let Some(t) =
+                                Target::of(&other).map_err(|e| ConfineError::path(&other, e))?
+                        {
+                            out.push((t, 1));
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        keep.push((p, level));
+    }
+    *all = keep;
+    let mut targets: Vec<Target> = out.into_iter().map(|(t, _)| t).collect();
+    targets.sort_by(|a, b| a.path.cmp(&b.path));
+    targets.dedup_by(|later, earlier| later.path == earlier.path);
+    // What lies inside a covered directory is hidden with it (and could not be found there).
+    let dirs: Vec<PathBuf> = targets
+        .iter()
+        .filter(|t| t.dir)
+        .map(|t| PathBuf::from(std::ffi::OsStr::from_bytes(t.path.as_bytes())))
+        .collect();
+    targets.retain(|t| {
+        let p = Path::new(std::ffi::OsStr::from_bytes(t.path.as_bytes()));
+        !dirs.iter().any(|d| d != p && p.starts_with(d))
+    });
+    Ok(targets)
 }
 
 /// Builds the Landlock ruleset for `paths` (before any process exists, so it may allocate).
-pub(crate) fn build(
-    paths: &[(PathBuf, Level)],
-    x: &Extras<'_>,
-) -> Result<RulesetCreated, ConfineError> {
+pub(crate) fn build(paths: &[(PathBuf, Level)], x: &Extras<'_>) -> Result<Built, ConfineError> {
     let err = |e: landlock::RulesetError| ConfineError::Ruleset(e.to_string());
     let mut rs = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
@@ -253,6 +327,11 @@ pub(crate) fn build(
     }
     all.sort();
     all.dedup_by(|later, earlier| later.0 == earlier.0); // sorted: Deny < Read < Write, first kept
+    let covered = if x.hide {
+        covers(&mut all)?
+    } else {
+        Vec::new()
+    };
 
     let mut planner = Planner {
         abi: x.abi,
@@ -279,7 +358,11 @@ pub(crate) fn build(
             .collect();
         planner.visit(None, root, *level, &inside)?;
     }
-    planner
+    let ruleset = planner
         .ruleset
-        .ok_or_else(|| ConfineError::Ruleset("ruleset lost after an earlier error".into()))
+        .ok_or_else(|| ConfineError::Ruleset("ruleset lost after an earlier error".into()))?;
+    Ok(Built {
+        ruleset,
+        covers: covered,
+    })
 }

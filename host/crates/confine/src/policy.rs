@@ -159,6 +159,7 @@ pub struct Confinement {
     pub(crate) private_temp: Option<PathBuf>,
     pub(crate) protect_limit: u64,
     pub(crate) abi_ceiling: Option<u32>,
+    pub(crate) hide_with_mounts: bool,
 }
 
 impl Default for Confinement {
@@ -181,6 +182,7 @@ impl Confinement {
             private_temp: Some(std::env::temp_dir()),
             protect_limit: 16 << 20,
             abi_ceiling: None,
+            hide_with_mounts: true,
         }
     }
 
@@ -316,6 +318,15 @@ impl Confinement {
     /// a path that cannot be restored cannot be protected.
     pub fn protect_limit(mut self, bytes: u64) -> Self {
         self.protect_limit = bytes;
+        self
+    }
+
+    /// Hides denied paths inside granted trees with a private mount namespace where the
+    /// kernel allows it (default on), so the trees are granted whole; off, or where user
+    /// namespaces are unavailable, they are carved out of the Landlock rules instead, with the
+    /// limits the crate docs describe.
+    pub fn hide_with_mounts(mut self, on: bool) -> Self {
+        self.hide_with_mounts = on;
         self
     }
 

@@ -79,17 +79,20 @@ fn python_cannot_open_a_denied_file() {
 
 #[test]
 fn hard_and_symbolic_links_do_not_expose_a_denied_file() {
+    // Carved (where user namespaces are unavailable); tests/hide.rs has the covered case.
     let f = fixture();
+    let carved = f.confinement().hide_with_mounts(false);
+    let run = |argv: &[&str]| f.run_with(&carved, argv).0;
     // Into a granted directory: Landlock refuses (the file would gain rights).
-    let cross = f.run(&["ln", ".env", "src/leak"]);
+    let cross = run(&["ln", ".env", "src/leak"]);
     assert!(!cross.status.success(), "{cross:?}");
     assert!(!f.project.join("src/leak").exists());
     // Into the same directory: allowed, and just as unreadable, now and in a later call.
-    let same = f.sh("ln .env leak && ln -s .env sym; cat leak sym");
+    let same = run(&["sh", "-c", "ln .env leak && ln -s .env sym; cat leak sym"]);
     assert_no_secret(&same, "same-directory links");
     assert!(f.project.join("leak").exists(), "{same:?}");
     for name in ["leak", "sym"] {
-        let later = f.run(&["cat", name]);
+        let later = run(&["cat", name]);
         assert!(!later.status.success(), "{name}: {later:?}");
         assert_no_secret(&later, name);
     }
@@ -98,13 +101,13 @@ fn hard_and_symbolic_links_do_not_expose_a_denied_file() {
     std::os::unix::fs::symlink(f.outside.join("hostname"), f.project.join("outlink")).unwrap();
     std::os::unix::fs::symlink(f.home.join(".ssh"), f.project.join("sshlink")).unwrap();
     for name in ["outlink", "sshlink/id_ed25519"] {
-        let out = f.run(&["cat", name]);
+        let out = run(&["cat", name]);
         assert!(!out.status.success(), "{name}: {out:?}");
         assert_no_secret(&out, name);
     }
     // Moving the link into a granted directory is refused like linking.
-    let mv = f.run(&["mv", "leak", "src/leak2"]);
-    assert_no_secret(&f.run(&["cat", "src/leak2"]), "moved link");
+    let mv = run(&["mv", "leak", "src/leak2"]);
+    assert_no_secret(&run(&["cat", "src/leak2"]), "moved link");
     assert!(!f.project.join("src/leak2").exists() || !mv.status.success());
 }
 
@@ -174,20 +177,23 @@ fn writes_inside_the_project_and_the_private_temp_work() {
 
 #[test]
 fn a_new_file_in_a_carved_directory_is_not_usable_in_the_same_call() {
-    // The project root holds `.env`, so it is granted entry by entry: entries created there
-    // later get only the root's own rights (create, remove, list), not reading or writing.
+    // Without hiding by mounts (user namespaces unavailable), the project root holds `.env`,
+    // so it is granted entry by entry: entries created there later get only the root's own
+    // rights (create, remove, list), not reading or writing.
     let f = fixture();
-    let out = f.sh("echo hi > fresh.txt");
+    let carved = f.confinement().hide_with_mounts(false);
+    let sh = |script: &str| f.run_with(&carved, &["sh", "-c", script]).0;
+    let out = sh("echo hi > fresh.txt");
     assert!(!out.status.success());
-    let read = f.run(&["cat", "fresh.txt"]);
+    let read = f.run_with(&carved, &["cat", "fresh.txt"]).0;
     assert_eq!(stdout(&read), "", "{read:?}");
     // The next call sees the entry and grants it like any other.
-    let next = f.sh("echo hi > fresh.txt && cat fresh.txt");
+    let next = sh("echo hi > fresh.txt && cat fresh.txt");
     assert_eq!(stdout(&next), "hi\n", "{next:?}");
     // A project without denied files is granted whole.
     std::fs::remove_file(f.project.join(".env")).unwrap();
     std::fs::remove_file(f.project.join(".env.local")).unwrap();
-    let whole = f.sh("echo hi > other.txt && cat other.txt");
+    let whole = sh("echo hi > other.txt && cat other.txt");
     assert_eq!(stdout(&whole), "hi\n", "{whole:?}");
 }
 
@@ -209,7 +215,7 @@ fn credentials_stay_denied_when_the_project_is_the_home_directory() {
     assert_eq!(
         std::fs::read_to_string(f.home.join("notes")).unwrap_or_default(),
         "",
-        "home is carved, so a new file there is not writable"
+        "home is carved around the readable toolchains, so a new file there is not writable"
     );
     let gitconfig = f.home.join(".gitconfig");
     let script = format!("echo more >> {}", gitconfig.display());
