@@ -433,15 +433,6 @@ pub fn instructions_loaded_input(common: &CommonFields, file: &MemoryFile) -> Va
     HookInput::new(common.clone(), EventPayload::InstructionsLoaded(payload)).to_value()
 }
 
-/// Dispatch options for `session`'s hooks ([`Session::dispatch_options`]): WASM hooks run with
-/// their plugin's grant under the session's policy, accesses the rules would ask about being
-/// refused (nobody can answer).
-pub fn dispatch_options(
-    session: &Arc<Session>,
-) -> Result<DispatchOptions, crate::session::SessionError> {
-    session.dispatch_options()
-}
-
 /// What the `InstructionsLoaded` hooks did for one file.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct HookFiring {
