@@ -1,35 +1,31 @@
 //! Permissions enforced at the capability boundary: the built-in tools run as components, and
 //! the user's rules hold wherever a guest touches files, programs or the network, however the
-//! access is spelled.
+//! access is spelled. Each call runs as a session runs a call that was already allowed
+//! ([`Session::execute_approved`]), so what is checked here is the boundary alone.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use warden::runtime::{
     CallContext, DigestPin, FsGrant, Grant, Limits, Runtime, RuntimeConfig, ToolCallOutcome, World,
 };
-use warden::tools::{BuiltinTool, ToolOptions, ToolRunner, load_permissions};
+use warden::session::{Session, SessionOptions};
+use warden::tools::BuiltinTool;
+use warden_config::Home;
 use warden_permissions::Decision;
 
 const SECRET: &str = "SECRET_TOKEN=hunter2";
 
-fn runner() -> &'static ToolRunner {
-    static RUNNER: OnceLock<(ToolRunner, tempfile::TempDir)> = OnceLock::new();
-    &RUNNER
-        .get_or_init(|| {
-            let cache = tempfile::tempdir().expect("cache dir");
-            let config = RuntimeConfig {
-                cache_dir: Some(cache.path().to_path_buf()),
-                pooling: false,
-                ..RuntimeConfig::default()
-            };
-            (ToolRunner::new(config).expect("runner"), cache)
-        })
-        .0
+/// One compile cache for every test's session, so each component is compiled once per run.
+fn cache_dir() -> &'static Path {
+    static CACHE: OnceLock<tempfile::TempDir> = OnceLock::new();
+    CACHE
+        .get_or_init(|| tempfile::tempdir().expect("cache dir"))
+        .path()
 }
 
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
@@ -46,7 +42,7 @@ struct Project {
     _root: tempfile::TempDir,
     dir: PathBuf,
     outside: PathBuf,
-    opts: ToolOptions,
+    session: Arc<Session>,
 }
 
 fn project(deny: &[&str]) -> Project {
@@ -68,27 +64,28 @@ fn project(deny: &[&str]) -> Project {
     let outside = base.join("outside.txt");
     std::fs::write(&outside, "outside the project\n").expect("outside");
     std::os::unix::fs::symlink(&outside, dir.join("out-link")).expect("symlink out");
-    let opts = ToolOptions {
-        home: Some(home.clone()),
-        user_home: Some(home),
-        managed_dir: None,
-        deadline: Duration::from_secs(60),
-        ..ToolOptions::default()
-    };
+    let mut opts = SessionOptions::new(&dir, Home::new(home.clone()));
+    opts.user_home = Some(home);
+    opts.managed_dir = None;
+    opts.runtime.cache_dir = Some(cache_dir().to_path_buf());
+    opts.runtime.pooling = false;
+    let session = Arc::new(Session::load(&opts));
     Project {
         _root: root,
         dir,
         outside,
-        opts,
+        session,
     }
 }
 
 impl Project {
+    /// Runs `tool` as the session runs a call that was allowed: the rules' asks are let
+    /// through, their denies hold at every capability use.
     fn run(&self, tool: &str, input: Value) -> ToolCallOutcome {
-        block_on(runner().run(tool, &input.to_string(), &self.dir, &self.opts))
+        let tool = self.session.tools().get(tool).expect("a built-in tool");
+        block_on(self.session.execute_approved(tool, &input))
+            .expect("session")
             .expect("tool call")
-            .call
-            .outcome
     }
 
     fn bash(&self, command: &str) -> ToolCallOutcome {
@@ -174,7 +171,7 @@ const TEXT_BASH_C: Decision = Decision::Deny;
 #[test]
 fn the_capability_boundary_catches_what_the_text_misses() {
     let p = project(&["Read(./.env)", "Bash(git push *)"]);
-    let perms = load_permissions(&p.dir, &p.opts).expect("permissions");
+    let perms = p.session.rules().expect("permissions");
     let rows = [
         // Claude Code checks a symlink's target too (spec 2.4), so the text level sees this one.
         ("cat link", Decision::Deny),
@@ -207,7 +204,7 @@ fn the_capability_boundary_catches_what_the_text_misses() {
 #[test]
 fn bash_deny_holds_for_every_spelling_of_the_program() {
     let p = project(&["Bash(git push *)"]);
-    let perms = load_permissions(&p.dir, &p.opts).expect("permissions");
+    let perms = p.session.rules().expect("permissions");
     // (command, Claude Code's text-level answer per spec 2.3, warden-permissions' answer)
     // The engine deliberately strips git's global options and program paths (see its
     // `strip_git_globals`) and checks the code of `bash -c` against deny rules, so it is
@@ -496,29 +493,31 @@ fn the_cli_runs_a_tool_and_reports_a_denial() {
 /// of reading the secret. Racing a flipper thread, every outcome must be free of the secret.
 #[test]
 fn a_symlink_swapped_in_after_the_check_is_never_followed() {
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
     let p = project(&["Read(./.env)"]);
     let target = p.dir.join("flip");
     std::fs::write(&target, "plain text\n").expect("flip");
     let stop = Arc::new(AtomicBool::new(false));
+    let flips = Arc::new(AtomicU64::new(0));
     let flipper = {
-        let (dir, stop) = (p.dir.clone(), stop.clone());
+        let (dir, stop, flips) = (p.dir.clone(), stop.clone(), flips.clone());
         std::thread::spawn(move || {
-            let mut flips = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let _ = std::fs::write(dir.join("flip.plain"), "plain text\n");
                 let _ = std::fs::rename(dir.join("flip.plain"), dir.join("flip"));
                 let _ = std::os::unix::fs::symlink(".env", dir.join("flip.link"));
                 let _ = std::fs::rename(dir.join("flip.link"), dir.join("flip"));
-                flips += 1;
+                flips.fetch_add(1, Ordering::Relaxed);
             }
-            flips
         })
     };
+    // At least 300 reads, and more while the flipper has hardly run: on a loaded machine (the
+    // other tests compiling components) it can be starved for the length of 300 fast calls.
+    let give_up = Instant::now() + Duration::from_secs(60);
     let (mut read, mut refused) = (0, 0);
-    for _ in 0..300 {
+    while read + refused < 300 || (flips.load(Ordering::Relaxed) <= 100 && Instant::now() < give_up)
+    {
         match p.run("Read", json!({ "file_path": "flip" })) {
             ToolCallOutcome::Ok { content, .. } => {
                 assert!(!content.contains("hunter2"), "the swap leaked: {content}");
@@ -532,7 +531,8 @@ fn a_symlink_swapped_in_after_the_check_is_never_followed() {
         }
     }
     stop.store(true, Ordering::Relaxed);
-    let flips = flipper.join().expect("flipper");
+    flipper.join().expect("flipper");
+    let flips = flips.load(Ordering::Relaxed);
     assert!(flips > 100, "the race never ran ({flips} flips)");
     // Both sides of the race were seen, or the test proved nothing.
     assert!(read > 0 && refused > 0, "read {read}, refused {refused}");

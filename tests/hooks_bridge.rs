@@ -234,6 +234,45 @@ fn plugin_dir_is_relative_to_where_warden_runs_and_a_missing_one_is_named() {
     );
 }
 
+/// Guards live in settings files and plugins: when either cannot be read, a guarded event is
+/// blocked (exit 2) and the reason names what could not be read, rather than answered by
+/// whatever part of the configuration did load.
+#[test]
+fn an_unreadable_settings_file_or_plugin_state_blocks_a_guarded_call() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let project = t.path().join("project");
+    let home = t.path().join("home");
+    std::fs::create_dir_all(project.join(".claude")).expect("mkdir");
+    std::fs::create_dir_all(home.join("plugins")).expect("mkdir");
+    let input = pre_tool_use(&project, "Read", json!({"file_path": "README.md"}));
+    let hook = || warden_in(Some(&project), &["hook", "PreToolUse"], &home, &input);
+    let blocked = |out: &Output, says: &str, names: &str| {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(says) && stderr.contains(names),
+            "{says} / {names}: {stderr}"
+        );
+    };
+
+    let settings = project.join(".claude/settings.json");
+    std::fs::write(&settings, "{broken").expect("settings");
+    blocked(&hook(), "cannot read a settings file", "settings.json");
+    std::fs::remove_file(&settings).expect("rm settings");
+
+    let state = home.join("plugins/installed_plugins.json");
+    std::fs::write(&state, "not json").expect("state");
+    blocked(
+        &hook(),
+        "cannot load Warden's configuration",
+        "installed_plugins.json",
+    );
+    std::fs::remove_file(&state).expect("rm state");
+
+    // With both readable again, the same call is answered.
+    assert_eq!(decision(&hook()), None);
+}
+
 #[test]
 fn bridge_reports_unusable_input() {
     let t = tempfile::tempdir().expect("tempdir");

@@ -156,7 +156,7 @@ fn a_missing_required_field_is_reported_as_claude_code_does_and_nothing_runs() {
         panic!("{o:?}")
     };
     assert!(
-        message.contains("`file_path` type is expected as `string`"),
+        message.contains("`file_path` type is expected as `string` but provided as `number`"),
         "{message}"
     );
 

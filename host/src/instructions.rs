@@ -30,7 +30,7 @@ use warden_instructions::{
 use warden_permissions::{Access, Decision, Mode, Permissions, PermissionsError};
 
 use crate::runtime::ToolCallOutcome;
-use crate::session::Session;
+use crate::session::{LoadProblemKind, Session};
 
 /// How long one injected command may run (the Bash tool's default two minutes, spec 6.4).
 pub const INJECTION_TIMEOUT: Duration = Duration::from_secs(120);
@@ -124,17 +124,11 @@ pub fn load_context(session: &Session, touched: &[PathBuf]) -> Context {
 /// Problems of the session that the instruction layer does not see itself. Settings errors are
 /// left out: [`warden_instructions::load_context`] reports those already.
 pub fn session_warnings(session: &Session) -> Vec<Warning> {
-    let settings_errors: Vec<&str> = session
-        .settings
-        .errors
-        .iter()
-        .map(|e| e.message.as_str())
-        .collect();
     let mut out: Vec<Warning> = session
-        .warnings
+        .load_problems()
         .iter()
-        .filter(|w| !settings_errors.contains(&w.as_str()))
-        .map(|w| Warning::new(Path::new("plugins"), w.clone()))
+        .filter(|p| p.kind != LoadProblemKind::SettingsUnreadable)
+        .map(|p| Warning::new(Path::new("plugins"), p.message.clone()))
         .collect();
     for p in &session.plugins {
         for d in &p.plugin.diagnostics {
@@ -431,15 +425,6 @@ pub fn instructions_loaded_input(common: &CommonFields, file: &MemoryFile) -> Va
         parent_file_path: file.parent_file_path.as_deref().map(path),
     };
     HookInput::new(common.clone(), EventPayload::InstructionsLoaded(payload)).to_value()
-}
-
-/// Dispatch options for `session`'s hooks ([`Session::dispatch_options`]): WASM hooks run with
-/// their plugin's grant under the session's policy, accesses the rules would ask about being
-/// refused (nobody can answer).
-pub fn dispatch_options(
-    session: &Arc<Session>,
-) -> Result<DispatchOptions, crate::session::SessionError> {
-    session.dispatch_options()
 }
 
 /// What the `InstructionsLoaded` hooks did for one file.

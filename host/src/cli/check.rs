@@ -55,7 +55,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     opts.no_hooks = args.no_hooks;
     let session = Arc::new(Session::load(&opts));
-    let mut warnings: Vec<String> = session.warnings.clone();
+    let mut warnings: Vec<String> = session
+        .load_problems()
+        .iter()
+        .map(|p| p.message.clone())
+        .collect();
     match session.rules() {
         Ok(r) => warnings.extend(r.warnings().iter().map(|w| w.to_string())),
         Err(e) => return unusable(e),

@@ -50,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             ctx.warnings
                 .push(Warning::new(std::path::Path::new(&w.origin), &w.message));
         }
-        match instructions::dispatch_options(&session) {
+        match session.dispatch_options() {
             Ok(dopts) => {
                 let common = instructions::common_fields(&session, &instructions::new_session_id());
                 firings = super::block_on_multi(instructions::fire_instructions_loaded(

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use warden::session::Session;
+use warden::session::{LoadProblemKind, Session};
 use warden_hooks::{Event, dispatch, render_stdout, to_cc_output};
 
 use super::SessionArgs;
@@ -140,12 +140,12 @@ pub(crate) async fn answer(
     }
     let config = session.hook_config();
     let mut out = Answer::default();
-    for w in &session.warnings {
+    for p in session.load_problems() {
         // A plugin directory named on the command line that cannot be loaded is always worth
         // saying (on stderr, which Claude Code keeps out of the model's context for exit 0);
         // the rest only with --verbose, as it repeats on every event.
-        if verbose || w.starts_with("--plugin-dir ") {
-            out.stderr.push(format!("warning: {w}"));
+        if verbose || p.kind == LoadProblemKind::PluginDirNotLoaded {
+            out.stderr.push(format!("warning: {p}"));
         }
     }
     if verbose {
@@ -172,39 +172,36 @@ pub(crate) async fn answer(
     Ok(out)
 }
 
-/// Why the guards of this session cannot be trusted to run: settings or installed plugins that
-/// could not be read, or, for the bridge (`--wasm-only`), a Warden home with no WASM plugin
-/// enabled (so the bridge would guard
-/// nothing, most likely because the hook process sees another `WARDEN_HOME` than the user's
-/// shell).
+/// Why the guards of this session cannot be trusted to run: any load problem (a guard may live
+/// in the settings file or plugin that did not load), or, for the bridge (`--wasm-only`), a
+/// Warden home with no WASM plugin enabled (so the bridge would guard nothing, most likely
+/// because the hook process sees another `WARDEN_HOME` than the user's shell).
 fn guard_problem(
     session: &Session,
     opts: &warden::session::SessionOptions,
     bridge: bool,
 ) -> Option<String> {
-    let broken: Vec<&String> = session
-        .warnings
-        .iter()
-        .filter(|w| {
-            w.starts_with("plugin ")
-                || w.starts_with("installed plugins")
-                || w.starts_with("--plugin-dir")
-        })
-        .collect();
-    if !broken.is_empty() {
+    let (settings, plugins): (Vec<_>, Vec<_>) =
+        session.load_problems().iter().partition(|p| match p.kind {
+            LoadProblemKind::SettingsUnreadable => true,
+            LoadProblemKind::InstalledPluginsUnreadable
+            | LoadProblemKind::PluginNotLoaded
+            | LoadProblemKind::PluginDirNotLoaded => false,
+        });
+    if !plugins.is_empty() {
         return Some(format!(
             "cannot load Warden's configuration, so the call is blocked: {}",
-            broken
+            plugins
                 .iter()
-                .map(|w| w.as_str())
+                .map(|p| p.message.as_str())
                 .collect::<Vec<_>>()
                 .join("; ")
         ));
     }
-    if let Some(e) = session.settings.errors.first() {
+    if let Some(p) = settings.first() {
         return Some(format!(
             "cannot read a settings file, so the call is blocked: {}",
-            e.message
+            p.message
         ));
     }
     let wasm_plugins = session.plugins.iter().any(|p| p.plugin.warden.is_some());

@@ -125,6 +125,41 @@ pub struct SessionPlugin {
     pub grant: Option<warden_plugins::capability::Grant>,
 }
 
+/// What kind of thing could not be loaded when the session was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadProblemKind {
+    /// A settings file exists but could not be read or parsed; it was skipped.
+    SettingsUnreadable,
+    /// The installed-plugins state could not be read, so no installed plugin was loaded.
+    InstalledPluginsUnreadable,
+    /// An installed, enabled plugin failed to load.
+    PluginNotLoaded,
+    /// A `--plugin-dir` is missing or holds no plugin that loads.
+    PluginDirNotLoaded,
+}
+
+/// Something the session could not load; none is fatal to loading, but a caller that guards
+/// calls may refuse to run on a partial configuration (see `warden hook`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadProblem {
+    /// What could not be loaded.
+    pub kind: LoadProblemKind,
+    /// What went wrong, naming the file, plugin or directory.
+    pub message: String,
+}
+
+impl std::fmt::Display for LoadProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl LoadProblem {
+    fn new(kind: LoadProblemKind, message: String) -> Self {
+        LoadProblem { kind, message }
+    }
+}
+
 /// Why a session cannot do what was asked.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
@@ -163,11 +198,10 @@ pub struct Session {
     pub settings: Settings,
     /// Enabled plugins.
     pub plugins: Vec<SessionPlugin>,
-    /// Problems found while loading (each names its file); none is fatal.
-    pub warnings: Vec<String>,
     /// The id hooks see as `session_id`.
     pub session_id: String,
     opts: SessionOptions,
+    load_problems: Vec<LoadProblem>,
     permissions: OnceLock<Result<Arc<Permissions>, String>>,
     hook_config: OnceLock<HookConfig>,
     components: OnceLock<Result<Arc<ComponentCache>, String>>,
@@ -180,38 +214,48 @@ impl std::fmt::Debug for Session {
         f.debug_struct("Session")
             .field("cwd", &self.cwd)
             .field("plugins", &self.plugins.len())
-            .field("warnings", &self.warnings)
+            .field("load_problems", &self.load_problems)
             .finish_non_exhaustive()
     }
 }
 
 impl Session {
-    /// Loads settings, rules and enabled plugins. Broken files become warnings; rules that
+    /// Loads settings, rules and enabled plugins. Broken files become [load problems](Self::load_problems); rules that
     /// cannot be compiled are reported by every call that needs them.
     pub fn load(opts: &SessionOptions) -> Session {
         let mut load = LoadOptions::new(&opts.cwd, opts.home.clone());
         load.cli_settings = opts.cli_settings.clone();
         load.managed_dir = opts.managed_dir.clone();
         let settings = Settings::load(&load);
-        let mut warnings: Vec<String> = settings.errors.iter().map(|e| e.message.clone()).collect();
-        let plugins = load_plugins(opts, &mut warnings);
+        let mut load_problems: Vec<LoadProblem> = settings
+            .errors
+            .iter()
+            .map(|e| LoadProblem::new(LoadProblemKind::SettingsUnreadable, e.message.clone()))
+            .collect();
+        let plugins = load_plugins(opts, &mut load_problems);
         Session {
             cwd: opts.cwd.clone(),
             home: opts.home.clone(),
             settings,
             plugins,
-            warnings,
             session_id: opts
                 .session_id
                 .clone()
                 .unwrap_or_else(crate::instructions::new_session_id),
             opts: opts.clone(),
+            load_problems,
             permissions: OnceLock::new(),
             hook_config: OnceLock::new(),
             components: OnceLock::new(),
             registry: OnceLock::new(),
             processes: OnceLock::new(),
         }
+    }
+
+    /// What could not be loaded (each names its file, plugin or directory), in the order met:
+    /// settings files, installed plugins, `--plugin-dir`s.
+    pub fn load_problems(&self) -> &[LoadProblem] {
+        &self.load_problems
     }
 
     /// The options the session was opened with.
@@ -445,7 +489,7 @@ fn build_permissions(
     Permissions::from_settings(settings, &popts)
 }
 
-fn load_plugins(opts: &SessionOptions, warnings: &mut Vec<String>) -> Vec<SessionPlugin> {
+fn load_plugins(opts: &SessionOptions, problems: &mut Vec<LoadProblem>) -> Vec<SessionPlugin> {
     let mut plugins = Vec::new();
     let manager = PluginManager::new(opts.home.clone(), &opts.cwd).quiet(true);
     match manager.load_active() {
@@ -464,11 +508,17 @@ fn load_plugins(opts: &SessionOptions, warnings: &mut Vec<String>) -> Vec<Sessio
                             grant,
                         });
                     }
-                    Err(e) => warnings.push(format!("plugin {} not loaded: {e}", a.plugin_id)),
+                    Err(e) => problems.push(LoadProblem::new(
+                        LoadProblemKind::PluginNotLoaded,
+                        format!("plugin {} not loaded: {e}", a.plugin_id),
+                    )),
                 }
             }
         }
-        Err(e) => warnings.push(format!("installed plugins not read: {e}")),
+        Err(e) => problems.push(LoadProblem::new(
+            LoadProblemKind::InstalledPluginsUnreadable,
+            format!("installed plugins not read: {e}"),
+        )),
     }
     for dir in &opts.plugin_dirs {
         let dir = opts.cwd.join(dir);
@@ -487,7 +537,10 @@ fn load_plugins(opts: &SessionOptions, warnings: &mut Vec<String>) -> Vec<Sessio
                     grant: None,
                 });
             }
-            Err(e) => warnings.push(format!("--plugin-dir {}: {e}", dir.display())),
+            Err(e) => problems.push(LoadProblem::new(
+                LoadProblemKind::PluginDirNotLoaded,
+                format!("--plugin-dir {}: {e}", dir.display()),
+            )),
         }
     }
     plugins

@@ -196,11 +196,6 @@ impl ToolOutcome {
             trace: Vec::new(),
         }
     }
-
-    fn deny(&mut self, message: String) {
-        self.decision = Decision::Deny;
-        self.status = ToolStatus::Denied { message };
-    }
 }
 
 fn micros(since: Instant) -> u64 {
@@ -396,8 +391,10 @@ impl Session {
         // 4. Ask.
         match decided.decision {
             Decision::Deny => {
-                let m = out.reason.clone();
-                out.deny(m);
+                // `out.decision` is already the rules' deny.
+                out.status = ToolStatus::Denied {
+                    message: out.reason.clone(),
+                };
                 return Ok(out);
             }
             Decision::Ask => {
@@ -608,14 +605,7 @@ fn describe_issue(e: &jsonschema::ValidationError<'_>) -> String {
                 jsonschema::error::TypeKind::Single(t) => t.to_string(),
                 jsonschema::error::TypeKind::Multiple(ts) => format!("{ts:?}"),
             };
-            let provided = match e.instance().as_ref() {
-                Value::Null => "null",
-                Value::Bool(_) => "boolean",
-                Value::Number(_) => "number",
-                Value::String(_) => "string",
-                Value::Array(_) => "array",
-                Value::Object(_) => "object",
-            };
+            let provided = warden_config::json_type_name(e.instance().as_ref());
             format!(
                 "The parameter `{field}` type is expected as `{expected}` but provided as `{provided}`"
             )

@@ -410,6 +410,19 @@ impl Settings {
     }
 }
 
+/// The JSON type of `v` as messages name it (`null`, `boolean`, `number`, `string`, `array`,
+/// `object`): every crate that reports a value of the wrong type says it the same way.
+pub fn json_type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
 /// Merges `src` over `dst`: scalars replaced, arrays concatenated without duplicates, objects
 /// merged key by key.
 pub fn merge_into(dst: &mut Map<String, Value>, src: &Map<String, Value>) {

@@ -20,7 +20,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::diag::Diagnostic;
-use crate::util::{did_you_mean, locate_key, type_name};
+use crate::util::{did_you_mean, locate_key};
+use warden_config::json_type_name;
 
 /// Every hook event name Claude Code knows (the hook engine's list, so the two never drift).
 pub static EVENTS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
@@ -84,7 +85,7 @@ pub(crate) fn check_hooks(
             format!(
                 "hooks must be an object of event names (or {{\"hooks\": {{...}}}}), found {}; these hooks are skipped. \
                  Rewrite it as {{\"hooks\": {{\"PreToolUse\": [{{\"matcher\": \"...\", \"hooks\": [{{\"type\": \"command\", \"command\": \"...\"}}]}}]}}}}",
-                type_name(value)
+                json_type_name(value)
             ),
         ));
         return Map::new();
@@ -108,7 +109,7 @@ pub(crate) fn check_hooks(
             diags.push(
                 Diagnostic::error(
                     file,
-                    format!("`hooks` must be an object mapping event names to matcher groups, found {}; these hooks are skipped", type_name(other)),
+                    format!("`hooks` must be an object mapping event names to matcher groups, found {}; these hooks are skipped", json_type_name(other)),
                 )
                 .at(pos("hooks")),
             );
@@ -137,7 +138,7 @@ pub(crate) fn check_hooks(
                     file,
                     format!(
                         "event `{event}` must be an array of matcher groups, found {}",
-                        type_name(groups)
+                        json_type_name(groups)
                     ),
                 )
                 .at(pos(event)),
@@ -171,7 +172,7 @@ fn check_group(
                 file,
                 format!(
                     "a matcher group of `{event}` must be an object, found {}",
-                    type_name(group)
+                    json_type_name(group)
                 ),
             )
             .at(pos(event)),
@@ -206,7 +207,7 @@ fn check_group(
                     file,
                     format!(
                         "matcher of `{event}` must be a string, found {}; the group is skipped",
-                        type_name(other)
+                        json_type_name(other)
                     ),
                 )
                 .at(pos("matcher")),
@@ -316,7 +317,7 @@ fn check_handler(
                 file,
                 format!(
                     "a `{event}` handler must be an object, found {}",
-                    type_name(h)
+                    json_type_name(h)
                 ),
             )
             .at(pos(event)),
@@ -376,7 +377,7 @@ fn check_handler(
                         file,
                         format!(
                             "`{r}` of a `{kind}` hook on `{event}` must be a string, found {}",
-                            type_name(other)
+                            json_type_name(other)
                         ),
                     )
                     .at(pos(r)),
@@ -425,7 +426,7 @@ fn check_handler(
                     file,
                     format!(
                         "`timeout` must be a number of seconds, found {}",
-                        type_name(other)
+                        json_type_name(other)
                     ),
                 )
                 .at(pos("timeout")),

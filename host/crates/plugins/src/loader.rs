@@ -32,8 +32,9 @@ use crate::manifest::{
     ComponentSpec, ManifestSource, PluginManifest, declares_components, parse_manifest,
 };
 use crate::marketplace::{MarketplaceEntry, PluginSource};
-use crate::util::{locate_key, read_limited, type_name};
+use crate::util::{locate_key, read_limited};
 use crate::warden::{WardenSection, parse_warden};
+use warden_config::json_type_name;
 
 /// Relative path of the manifest inside a plugin.
 pub const MANIFEST_FILE: &str = ".claude-plugin/plugin.json";
@@ -275,7 +276,7 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
                     &mfile,
                     format!(
                         "plugin.json must be a JSON object, found {}",
-                        type_name(&other)
+                        json_type_name(&other)
                     ),
                 ));
                 return Err(fail(diags));
@@ -627,7 +628,7 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
                 mf,
                 format!(
                     "monitors must be an array of {{name, command, description, when?}}, found {}",
-                    type_name(&other)
+                    json_type_name(&other)
                 ),
             )),
             None => {}
@@ -654,7 +655,7 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
                 &sfile,
                 format!(
                     "settings.json must be an object, found {}",
-                    type_name(&other)
+                    json_type_name(&other)
                 ),
             )),
         }
@@ -989,7 +990,7 @@ fn load_servers(
                     &file,
                     format!(
                         "`{key}` must be an object of servers, found {}",
-                        type_name(other)
+                        json_type_name(other)
                     ),
                 ));
                 continue;
@@ -1004,7 +1005,7 @@ fn load_servers(
                     &file,
                     format!(
                         "server `{name}` must be an object, found {}; it is skipped",
-                        type_name(&s)
+                        json_type_name(&s)
                     ),
                 ));
                 continue;

@@ -16,7 +16,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::diag::Diagnostic;
-use crate::util::{did_you_mean, has_parent_segment, is_kebab, locate_key, type_name};
+use crate::util::{did_you_mean, has_parent_segment, is_kebab, locate_key};
+use warden_config::json_type_name;
 
 /// Every top-level key of `plugin.json` Warden knows (Claude Code's plus `warden`).
 pub const KNOWN_KEYS: &[&str] = &[
@@ -300,7 +301,7 @@ pub(crate) fn parse_manifest(
         Some(other) => fatal(
             diags,
             "name",
-            format!("`name` must be a string, found {}", type_name(other)),
+            format!("`name` must be a string, found {}", json_type_name(other)),
         ),
     }
     let string = |diags: &mut Vec<Diagnostic>, key: &str| -> Option<String> {
@@ -311,7 +312,7 @@ pub(crate) fn parse_manifest(
                 fatal(
                     diags,
                     key,
-                    format!("`{key}` must be a string, found {}", type_name(other)),
+                    format!("`{key}` must be a string, found {}", json_type_name(other)),
                 );
                 None
             }
@@ -360,7 +361,7 @@ pub(crate) fn parse_manifest(
             "author",
             format!(
                 "`author` must be an object {{name, email?, url?}}, found {}",
-                type_name(other)
+                json_type_name(other)
             ),
         ),
     }
@@ -370,7 +371,10 @@ pub(crate) fn parse_manifest(
         Some(other) => fatal(
             diags,
             "repository",
-            format!("`repository` must be a string, found {}", type_name(other)),
+            format!(
+                "`repository` must be a string, found {}",
+                json_type_name(other)
+            ),
         ),
     }
     match map.get("keywords") {
@@ -387,7 +391,7 @@ pub(crate) fn parse_manifest(
             "keywords",
             format!(
                 "`keywords` must be an array of strings, found {}",
-                type_name(other)
+                json_type_name(other)
             ),
         ),
     }
@@ -398,7 +402,7 @@ pub(crate) fn parse_manifest(
                 file,
                 format!(
                     "`metadata` should be an object, found {}; it is ignored",
-                    type_name(other)
+                    json_type_name(other)
                 ),
             )
             .at(pos("metadata")),
@@ -412,7 +416,7 @@ pub(crate) fn parse_manifest(
             "defaultEnabled",
             format!(
                 "`defaultEnabled` must be a boolean, found {}",
-                type_name(other)
+                json_type_name(other)
             ),
         ),
     }
@@ -453,7 +457,7 @@ pub(crate) fn parse_manifest(
                     key,
                     format!(
                         "`{key}` must be a path string or an array of path strings, found {}",
-                        type_name(other)
+                        json_type_name(other)
                     ),
                 );
                 return None;
@@ -472,7 +476,7 @@ pub(crate) fn parse_manifest(
                     key,
                     format!(
                         "items of `{key}` must be path strings, found {}",
-                        type_name(it)
+                        json_type_name(it)
                     ),
                 ),
             }
@@ -521,7 +525,7 @@ pub(crate) fn parse_manifest(
                 file,
                 format!(
                     "`experimental` should be an object, found {}; it is ignored",
-                    type_name(other)
+                    json_type_name(other)
                 ),
             )
             .at(pos("experimental")),
@@ -561,7 +565,7 @@ pub(crate) fn parse_manifest(
             "channels",
             format!(
                 "`channels` must be an array of {{server, userConfig?}}, found {}",
-                type_name(other)
+                json_type_name(other)
             ),
         ),
     }
@@ -595,7 +599,7 @@ pub(crate) fn parse_manifest(
                         "dependencies",
                         format!(
                             "`dependencies` items must be strings or {{name, version?, marketplace?}}, found {}",
-                            type_name(other)
+                            json_type_name(other)
                         ),
                     ),
                 }
@@ -606,7 +610,7 @@ pub(crate) fn parse_manifest(
             "dependencies",
             format!(
                 "`dependencies` must be an array, found {}",
-                type_name(other)
+                json_type_name(other)
             ),
         ),
     }
@@ -616,7 +620,10 @@ pub(crate) fn parse_manifest(
         Some(other) => fatal(
             diags,
             "settings",
-            format!("`settings` must be an object, found {}", type_name(other)),
+            format!(
+                "`settings` must be an object, found {}",
+                json_type_name(other)
+            ),
         ),
     }
     m.warden = map.get("warden").cloned();
@@ -676,7 +683,7 @@ fn parse_user_config(
                 file,
                 format!(
                     "`userConfig` must be an object of options, found {}",
-                    type_name(v)
+                    json_type_name(v)
                 ),
             )
             .at(pos("userConfig")),
@@ -716,7 +723,7 @@ fn parse_user_config(
                     file,
                     format!(
                         "userConfig `{key}` must be an object, found {}",
-                        type_name(opt)
+                        json_type_name(opt)
                     ),
                 )
                 .at(pos(key)),

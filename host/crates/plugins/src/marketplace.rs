@@ -12,9 +12,8 @@ use serde_json::{Map, Value};
 use crate::diag::Diagnostic;
 use crate::limits::MAX_MARKETPLACE_BYTES;
 use crate::names::check_path_name;
-use crate::util::{
-    did_you_mean, has_parent_segment, is_kebab, locate_key, read_limited, type_name,
-};
+use crate::util::{did_you_mean, has_parent_segment, is_kebab, locate_key, read_limited};
+use warden_config::json_type_name;
 
 /// Relative path of the catalog inside a marketplace directory.
 pub const MARKETPLACE_FILE: &str = ".claude-plugin/marketplace.json";
@@ -321,7 +320,7 @@ pub fn parse_marketplace(
             diags.push(
                 Diagnostic::error(
                     file,
-                    format!("name: expected a string, found {}", type_name(other)),
+                    format!("name: expected a string, found {}", json_type_name(other)),
                 )
                 .at(pos("name")),
             );
@@ -352,7 +351,7 @@ pub fn parse_marketplace(
                     file,
                     format!(
                         "owner: Invalid input: expected object, received {}",
-                        type_name(other)
+                        json_type_name(other)
                     ),
                 )
                 .at(pos("owner")),
@@ -391,7 +390,7 @@ pub fn parse_marketplace(
                             file,
                             format!(
                                 "renames.{k}: expected a string or null, found {}",
-                                type_name(other)
+                                json_type_name(other)
                             ),
                         )
                         .at(pos(k)),
@@ -419,7 +418,10 @@ pub fn parse_marketplace(
         Some(other) => diags.push(
             Diagnostic::error(
                 file,
-                format!("renames: expected an object, found {}", type_name(other)),
+                format!(
+                    "renames: expected an object, found {}",
+                    json_type_name(other)
+                ),
             )
             .at(pos("renames")),
         ),
@@ -444,7 +446,10 @@ pub fn parse_marketplace(
         Some(other) => diags.push(
             Diagnostic::error(
                 file,
-                format!("plugins: expected an array, found {}", type_name(other)),
+                format!(
+                    "plugins: expected an array, found {}",
+                    json_type_name(other)
+                ),
             )
             .at(pos("plugins")),
         ),
@@ -502,7 +507,7 @@ fn parse_entry(
             file,
             format!(
                 "plugins[{i}]: expected an object, found {}",
-                type_name(item)
+                json_type_name(item)
             ),
         ));
         return None;
@@ -679,7 +684,7 @@ fn parse_entry(
                 diags,
                 format!(
                     "`source` must be a relative path or a source object, found {}",
-                    type_name(other)
+                    json_type_name(other)
                 ),
             );
             return None;
@@ -691,7 +696,10 @@ fn parse_entry(
         Some(other) => {
             err(
                 diags,
-                format!("`strict` must be a boolean, found {}", type_name(other)),
+                format!(
+                    "`strict` must be a boolean, found {}",
+                    json_type_name(other)
+                ),
             );
             return None;
         }

@@ -3,8 +3,6 @@
 use std::io::Write;
 use std::path::Path;
 
-use serde_json::Value;
-
 /// 1-based (line, column) of the first `"key"` followed by `:` in `text`.
 pub(crate) fn locate_key(text: &str, key: &str) -> Option<(usize, usize)> {
     let needle = format!("\"{key}\"");
@@ -57,18 +55,6 @@ pub(crate) fn did_you_mean<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a s
         .filter(|(d, k)| *d <= 2.max(k.len() / 4) && *d < k.len())
         .min_by_key(|(d, _)| *d)
         .map(|(_, k)| k)
-}
-
-/// A JSON type name for messages.
-pub(crate) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 /// Whether `s` is kebab-case (`[a-z0-9]+(-[a-z0-9]+)*`).

@@ -22,7 +22,8 @@ use serde_json::{Map, Value};
 use crate::capability::{Capabilities, FsAccess, FsCapability};
 use crate::diag::Diagnostic;
 use crate::hooks::{HookFlavor, check_hooks};
-use crate::util::{did_you_mean, has_parent_segment, locate_key, type_name};
+use crate::util::{did_you_mean, has_parent_segment, locate_key};
+use warden_config::json_type_name;
 
 /// The WIT world a component implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
@@ -83,7 +84,7 @@ pub(crate) fn parse_warden(
         diags.push(
             Diagnostic::error(
                 file,
-                format!("`warden` must be an object, found {}", type_name(v)),
+                format!("`warden` must be an object, found {}", json_type_name(v)),
             )
             .at(pos("warden")),
         );
@@ -116,7 +117,7 @@ pub(crate) fn parse_warden(
                 file,
                 format!(
                     "`warden.components` must be an object, found {}",
-                    type_name(other)
+                    json_type_name(other)
                 ),
             )
             .at(pos("components")),
@@ -160,7 +161,7 @@ pub(crate) fn parse_warden(
                             file,
                             format!(
                                 "`warden.tools` items must be component names, found {}",
-                                type_name(t)
+                                json_type_name(t)
                             ),
                         )
                         .at(pos("tools")),
@@ -180,7 +181,7 @@ pub(crate) fn parse_warden(
                 file,
                 format!(
                     "`warden.tools` must be an array of component names, found {}",
-                    type_name(other)
+                    json_type_name(other)
                 ),
             )
             .at(pos("tools")),
@@ -219,7 +220,7 @@ fn parse_component(
                 file,
                 format!(
                     "`warden.components.{name}` must be an object, found {}",
-                    type_name(c)
+                    json_type_name(c)
                 ),
             )
             .at(here),
@@ -332,7 +333,7 @@ pub(crate) fn parse_capabilities(
                 file,
                 format!(
                     "`warden.components.{comp}.capabilities` must be an object, found {}",
-                    type_name(v)
+                    json_type_name(v)
                 ),
             )
             .at(pos("capabilities")),
@@ -356,7 +357,7 @@ pub(crate) fn parse_capabilities(
                 err(
                     diags,
                     k,
-                    format!("must be an array, found {}", type_name(val)),
+                    format!("must be an array, found {}", json_type_name(val)),
                 );
             } else {
                 diags.push(Diagnostic::warning(file, format!("unknown capability `{k}` in `{comp}` is ignored (known: fs, net, env, exec)")).at(pos(k)));
@@ -390,7 +391,7 @@ pub(crate) fn parse_capabilities(
                             Ok(()) => caps.net.push(s.to_string()),
                             Err(m) => err(diags, "net", format!("`{s}` {m}")),
                         },
-                        None => err(diags, "net", format!("items must be strings like \"https://host[:port]\", found {}", type_name(it))),
+                        None => err(diags, "net", format!("items must be strings like \"https://host[:port]\", found {}", json_type_name(it))),
                     }
                 }
             }
