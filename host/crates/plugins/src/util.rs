@@ -46,6 +46,14 @@ impl<'a> Src<'a> {
         }
     }
 
+    /// "a table" or "an object", as the file's format calls a map.
+    pub(crate) fn a_map(self) -> &'static str {
+        match self {
+            Src::Toml(_) => "a table",
+            _ => "an object",
+        }
+    }
+
     /// The type name of `v` in the words of the file's format: a TOML author writes tables,
     /// not objects.
     pub(crate) fn type_name(self, v: &Value) -> &'static str {

@@ -158,7 +158,8 @@ pub(crate) fn parse_warden(
             Diagnostic::error(
                 file,
                 format!(
-                    "`{prefix}components` must be an object, found {}",
+                    "`{prefix}components` must be {}, found {}",
+                    src.a_map(),
                     type_name(other)
                 ),
             )
@@ -265,7 +266,8 @@ fn parse_component(
             Diagnostic::error(
                 file,
                 format!(
-                    "`{prefix}components.{name}` must be an object, found {}",
+                    "`{prefix}components.{name}` must be {}, found {}",
+                    src.a_map(),
                     type_name(c)
                 ),
             )
@@ -381,7 +383,8 @@ pub(crate) fn parse_capabilities(
             Diagnostic::error(
                 file,
                 format!(
-                    "`{prefix}components.{comp}.capabilities` must be an object, found {}",
+                    "`{prefix}components.{comp}.capabilities` must be {}, found {}",
+                    src.a_map(),
                     type_name(v)
                 ),
             )
