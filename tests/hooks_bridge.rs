@@ -461,6 +461,36 @@ fn bridge_fails_closed_when_a_guard_times_out() {
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
 
+#[test]
+fn bridge_fails_closed_when_a_plugins_warden_toml_is_invalid() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let project = t.path().join("project");
+    let plugin = t.path().join("broken");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).expect("mkdir");
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        r#"{"name": "broken"}"#,
+    )
+    .expect("write");
+    std::fs::write(
+        plugin.join("warden.toml"),
+        "[components.guard]\nworld = \"hook\"\npath = \n",
+    )
+    .expect("write");
+    let readme = pre_tool_use(&project, "Read", json!({"file_path": "README.md"}));
+    assert_blocked(
+        &bridge(
+            &home,
+            &project,
+            &["--plugin-dir", plugin.to_str().expect("utf-8")],
+            &readme,
+        ),
+        &["not loaded", "warden.toml:3:"],
+    );
+}
+
 /// `warden` missing from PATH is Claude Code's side: the bridge's command cannot start, which
 /// `onFailure: "block"` turns into a denied call on the guard events.
 #[test]
