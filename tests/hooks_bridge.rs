@@ -321,3 +321,232 @@ fn bridge_plugin_is_a_valid_claude_code_plugin() {
         assert_eq!(command, format!("warden hook --wasm-only {event}"));
     }
 }
+
+// Failure modes of the bridge: each one blocks a guard event (exit 2, a reason on stderr) and
+// is a row of the README's table.
+
+fn bridge(home: &Path, project: &Path, extra: &[&str], input: &str) -> Output {
+    let mut args = vec!["hook", "--wasm-only", "PreToolUse"];
+    args.extend_from_slice(extra);
+    warden_in(Some(project), &args, home, input)
+}
+
+fn assert_blocked(out: &Output, needles: &[&str]) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(stderr.contains("blocked"), "{stderr}");
+    for n in needles {
+        assert!(stderr.contains(n), "missing {n:?} in: {stderr}");
+    }
+}
+
+/// A Warden home with protect-secrets installed from the example marketplace; returns the
+/// installed copy's directory.
+fn home_with_guard(home: &Path) -> PathBuf {
+    let plugins = PathBuf::from(warden::guests::PLUGINS_DIR);
+    for args in [
+        vec![
+            "plugin",
+            "marketplace",
+            "add",
+            plugins.to_str().expect("utf-8"),
+        ],
+        vec![
+            "plugin",
+            "install",
+            "protect-secrets@warden-examples",
+            "--yes",
+        ],
+    ] {
+        let out = warden(&args, home, "");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let installed = read_json_file(&home.join("plugins/installed_plugins.json"));
+    let path = installed["plugins"]["protect-secrets@warden-examples"][0]["installPath"]
+        .as_str()
+        .expect("installPath");
+    PathBuf::from(path)
+}
+
+fn read_json_file(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).expect("read")).expect("json")
+}
+
+#[test]
+fn bridge_guards_with_the_installed_plugin_and_fails_closed_when_its_component_is_corrupt() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let project = t.path().join("project");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let installed = home_with_guard(&home);
+    assert!(installed.join("warden.toml").is_file());
+    let env = pre_tool_use(&project, "Read", json!({"file_path": ".env"}));
+    let readme = pre_tool_use(&project, "Read", json!({"file_path": "README.md"}));
+    assert_eq!(
+        decision(&bridge(&home, &project, &[], &env)).as_deref(),
+        Some("deny")
+    );
+    assert_eq!(decision(&bridge(&home, &project, &[], &readme)), None);
+
+    std::fs::write(
+        installed.join("wasm/protect_secrets.wasm"),
+        b"\x00asm garbage",
+    )
+    .expect("corrupt");
+    assert_blocked(&bridge(&home, &project, &[], &readme), &["protect-secrets"]);
+}
+
+#[test]
+fn bridge_fails_closed_when_the_installed_plugin_directory_is_gone() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let project = t.path().join("project");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let installed = home_with_guard(&home);
+    std::fs::remove_dir_all(&installed).expect("rm");
+    let readme = pre_tool_use(&project, "Read", json!({"file_path": "README.md"}));
+    assert_blocked(
+        &bridge(&home, &project, &[], &readme),
+        &["protect-secrets@warden-examples", "not loaded"],
+    );
+}
+
+#[test]
+fn bridge_fails_closed_on_an_empty_home_and_names_where_it_looked() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("empty-home");
+    let project = t.path().join("project");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let readme = pre_tool_use(&project, "Read", json!({"file_path": "README.md"}));
+    assert_blocked(
+        &bridge(&home, &project, &[], &readme),
+        &[
+            home.to_str().expect("utf-8"),
+            "$WARDEN_HOME",
+            "no WASM plugin",
+        ],
+    );
+
+    // Without WARDEN_HOME the home is ~/.warden of the HOME the hook process sees.
+    let user = t.path().join("user");
+    std::fs::create_dir_all(&user).expect("mkdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["hook", "--wasm-only", "PermissionRequest"])
+        .current_dir(&project)
+        .env_remove("WARDEN_HOME")
+        .env("HOME", &user)
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let _ = child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(readme.replace("PreToolUse", "PermissionRequest").as_bytes());
+    let out = child.wait_with_output().expect("wait");
+    let looked = user.join(".warden");
+    assert_blocked(
+        &out,
+        &[
+            looked.to_str().expect("utf-8"),
+            "~/.warden",
+            "WARDEN_HOME is not set",
+        ],
+    );
+}
+
+#[test]
+fn bridge_fails_closed_when_a_guard_times_out() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let project = t.path().join("project");
+    let plugin = t.path().join("looper");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).expect("mkdir");
+    std::fs::create_dir_all(plugin.join("wasm")).expect("mkdir");
+    std::fs::copy(
+        warden_test_artifacts::HOSTILE,
+        plugin.join("wasm/hostile.wasm"),
+    )
+    .expect("copy");
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        r#"{"name": "looper"}"#,
+    )
+    .expect("write");
+    std::fs::write(
+        plugin.join("warden.toml"),
+        "[components.spin]\npath = \"wasm/hostile.wasm\"\nworld = \"hook\"\n\n\
+         [[hooks.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{ type = \"wasm\", component = \"spin\", timeout = 1 }]\n",
+    )
+    .expect("write");
+    let input = pre_tool_use(&project, "Bash", json!({"command": "ls", "attack": "loop"}));
+    let started = std::time::Instant::now();
+    let out = bridge(
+        &home,
+        &project,
+        &["--plugin-dir", plugin.to_str().expect("utf-8")],
+        &input,
+    );
+    assert_blocked(&out, &["spin"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+#[test]
+fn bridge_fails_closed_when_a_plugins_warden_toml_is_invalid() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let project = t.path().join("project");
+    let plugin = t.path().join("broken");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).expect("mkdir");
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        r#"{"name": "broken"}"#,
+    )
+    .expect("write");
+    std::fs::write(
+        plugin.join("warden.toml"),
+        "[components.guard]\nworld = \"hook\"\npath = \n",
+    )
+    .expect("write");
+    let readme = pre_tool_use(&project, "Read", json!({"file_path": "README.md"}));
+    assert_blocked(
+        &bridge(
+            &home,
+            &project,
+            &["--plugin-dir", plugin.to_str().expect("utf-8")],
+            &readme,
+        ),
+        &["not loaded", "warden.toml:3:"],
+    );
+}
+
+/// `warden` missing from PATH is Claude Code's side: the bridge's command cannot start, which
+/// `onFailure: "block"` turns into a denied call on the guard events.
+#[test]
+fn bridge_guard_events_block_when_warden_cannot_start() {
+    let dir = PathBuf::from(warden::guests::PLUGINS_DIR).join("warden-bridge");
+    let hooks = read_json_file(&dir.join("hooks/hooks.json"));
+    let empty = tempfile::tempdir().expect("tempdir");
+    for event in ["PreToolUse", "PermissionRequest"] {
+        let h = &hooks["hooks"][event][0]["hooks"][0];
+        assert_eq!(h["onFailure"], "block", "{event}");
+        let out = Command::new("/bin/sh")
+            .args(["-c", h["command"].as_str().expect("command")])
+            .env("PATH", empty.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("sh");
+        // Any exit but 0 and 2 is a failure for onFailure; 127 is "command not found".
+        assert_eq!(out.status.code(), Some(127), "{event}");
+    }
+}

@@ -262,6 +262,42 @@ fn validate_reports_errors_with_locations_and_exit_codes() {
     let o = home.fails(&dir, &["plugin", "validate", "typo", "--strict"]);
     assert!(stdout(&o).contains("✘ Validation failed"), "{}", show(&o));
 
+    // warden.toml: a syntax error at its line and column, a component that escapes the
+    // plugin root, and the deprecated key named with its fix.
+    let w = dir.join("wt");
+    write(
+        &w.join(".claude-plugin/plugin.json"),
+        "{\n  \"name\": \"wt\"\n}\n",
+    );
+    write(
+        &w.join("warden.toml"),
+        "[components.g]\npath = \"g.wasm\"\nworld = = \"hook\"\n",
+    );
+    let out = stdout(&home.fails(&dir, &["plugin", "validate", "wt"]));
+    assert!(
+        out.contains("warden.toml:3:9") && out.contains("invalid TOML"),
+        "{out}"
+    );
+    write(
+        &w.join("warden.toml"),
+        "[components.g]\npath = \"../g.wasm\"\nworld = \"hook\"\n",
+    );
+    let out = stdout(&home.fails(&dir, &["plugin", "validate", "wt"]));
+    assert!(
+        out.contains("warden.toml:2:1") && out.contains("without `..`"),
+        "{out}"
+    );
+    std::fs::remove_file(w.join("warden.toml")).expect("rm");
+    write(
+        &w.join(".claude-plugin/plugin.json"),
+        "{\n  \"name\": \"wt\",\n  \"warden\": {}\n}\n",
+    );
+    let out = home.ok(&dir, &["plugin", "validate", "wt"]);
+    assert!(
+        out.contains("plugin.json:3") && out.contains("move it to warden.toml"),
+        "{out}"
+    );
+
     // A path that does not exist.
     let o = home.fails(&dir, &["plugin", "validate", "nope"]);
     assert!(stderr(&o).contains("Path does not exist"), "{}", show(&o));

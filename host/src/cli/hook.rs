@@ -206,17 +206,27 @@ fn guard_problem(
     }
     let wasm_plugins = session.plugins.iter().any(|p| p.plugin.warden.is_some());
     if bridge && !wasm_plugins && opts.plugin_dirs.is_empty() {
+        // The hook process's environment is Claude Code's, not the user's shell: say which
+        // variable chose the home, so a mismatch is visible.
+        let from = match std::env::var_os(warden_config::HOME_ENV).filter(|v| !v.is_empty()) {
+            Some(_) => "from $WARDEN_HOME".to_string(),
+            None => format!(
+                "~/.warden, as this hook process sees HOME ({}); WARDEN_HOME is not set",
+                std::env::var("HOME").unwrap_or_default()
+            ),
+        };
         return Some(format!(
-            "the Warden home {} has no enabled plugin with WASM hooks, so no guard can run and the call is blocked. \
-             Install a guard (`warden plugin install <plugin>`), point WARDEN_HOME at the home you installed into, \
-             or remove the warden-bridge plugin",
+            "the Warden home {} ({from}) has no WASM plugin enabled, so no guard can run and the call is blocked. \
+             Install a guard (`warden plugin install <plugin>`), set WARDEN_HOME to the home you installed into \
+             in the environment Claude Code runs hooks with, or remove the warden-bridge plugin",
             session.home.root().display()
         ));
     }
     None
 }
 
-/// A WASM guard that failed (could not load, trapped, timed out) fails closed.
+/// A WASM guard that failed (could not load, trapped, timed out), whatever its `onFailure`,
+/// fails closed.
 fn failed_guard(result: &warden_hooks::DispatchResult) -> Option<String> {
     use warden_hooks::{HandlerType, Outcome};
     result
@@ -226,6 +236,15 @@ fn failed_guard(result: &warden_hooks::DispatchResult) -> Option<String> {
         .find_map(|h| match &h.result.outcome {
             Outcome::NonBlockingError { message } => Some(format!(
                 "the guard {} ({}) failed, so the call is blocked: {message}",
+                h.label, h.source
+            )),
+            // `onFailure = "block"` already turned the failure into a denial; exit 2 as for
+            // the other failures, so every failed guard reaches Claude Code the same way.
+            Outcome::Blocking {
+                reason,
+                fail_closed: true,
+            } => Some(format!(
+                "the guard {} ({}) failed, so the call is blocked: {reason}",
                 h.label, h.source
             )),
             Outcome::Cancelled => Some(format!(

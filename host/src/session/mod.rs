@@ -315,11 +315,22 @@ impl Session {
             }
             let mut builder = HookConfigBuilder::from_settings(&self.settings);
             for p in &self.plugins {
-                let manifest = read_manifest(&p.plugin.root);
-                builder.add_plugin(
-                    PluginContext::new(&p.id, &p.plugin.root, &p.data_dir),
-                    manifest.as_ref(),
-                );
+                let mut manifest = read_manifest(&p.plugin.root);
+                // The plugins crate decided which Warden part counts (warden.toml over the
+                // deprecated key) and checked it; the hooks engine gets that, not the raw key.
+                if let Some(Value::Object(m)) = &mut manifest {
+                    m.remove("warden");
+                }
+                let ctx = PluginContext::new(&p.id, &p.plugin.root, &p.data_dir);
+                builder.add_plugin(ctx.clone(), manifest.as_ref());
+                if let Some(w) = &p.plugin.warden {
+                    let origin = p.plugin.root.join(warden_plugins::WARDEN_TOML);
+                    builder.add_warden_section(
+                        Arc::new(ctx),
+                        &w.to_hooks_value(),
+                        &origin.display().to_string(),
+                    );
+                }
             }
             builder.build()
         })
@@ -497,6 +508,12 @@ fn load_plugins(opts: &SessionOptions, problems: &mut Vec<LoadProblem>) -> Vec<S
             for (a, loaded) in active {
                 match loaded {
                     Ok(plugin) => {
+                        if let Some(problem) = broken_warden_part(&plugin) {
+                            problems.push(LoadProblem::new(
+                                LoadProblemKind::PluginNotLoaded,
+                                format!("plugin {}: {problem}", a.plugin_id),
+                            ));
+                        }
                         let grant = a
                             .sha256
                             .as_deref()
@@ -524,6 +541,12 @@ fn load_plugins(opts: &SessionOptions, problems: &mut Vec<LoadProblem>) -> Vec<S
         let dir = opts.cwd.join(dir);
         match warden_plugins::load_plugin(&dir) {
             Ok(plugin) => {
+                if let Some(problem) = broken_warden_part(&plugin) {
+                    problems.push(LoadProblem::new(
+                        LoadProblemKind::PluginDirNotLoaded,
+                        format!("--plugin-dir {}: {problem}", dir.display()),
+                    ));
+                }
                 let id = format!("{}@--plugin-dir", plugin.name);
                 let data_dir = opts
                     .home
@@ -544,6 +567,28 @@ fn load_plugins(opts: &SessionOptions, problems: &mut Vec<LoadProblem>) -> Vec<S
         }
     }
     plugins
+}
+
+/// A plugin that declares WASM components or hooks whose declaration failed its checks: its
+/// guards would silently not run.
+fn broken_warden_part(plugin: &LoadedPlugin) -> Option<String> {
+    if !plugin.warden_declared || plugin.warden.is_some() {
+        return None;
+    }
+    let errors: Vec<String> = plugin
+        .diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(ToString::to_string)
+        .collect();
+    Some(format!(
+        "its WASM components and hooks are not loaded: {}",
+        if errors.is_empty() {
+            "their declaration is invalid".to_string()
+        } else {
+            errors.join("; ")
+        }
+    ))
 }
 
 fn read_manifest(root: &Path) -> Option<Value> {

@@ -1,5 +1,5 @@
 //! Structural validation of hooks configuration (`hooks/hooks.json`, inline `hooks` objects and
-//! the `warden.hooks` object). Execution lives in the hooks crate; this module only checks the
+//! the hooks of `warden.toml`). Execution lives in the hooks crate; this module only checks the
 //! shape, classifies problems the way Claude Code's validator does, and returns the groups that
 //! would load.
 //!
@@ -20,7 +20,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::diag::Diagnostic;
-use crate::util::{did_you_mean, locate_key};
+use crate::util::{Src, did_you_mean};
 use warden_config::json_type_name;
 
 /// Every hook event name Claude Code knows (the hook engine's list, so the two never drift).
@@ -57,20 +57,20 @@ pub fn event_supports(event: &str, kind: &str) -> bool {
 pub(crate) enum HookFlavor {
     /// Claude Code hooks (`hooks.json`, inline `hooks`): the five documented types.
     ClaudeCode,
-    /// `warden.hooks`: only `{"type": "wasm", "component": "<name>"}` handlers.
+    /// `warden.toml` hooks: only `{type = "wasm", component = "<name>"}` handlers.
     Wasm,
 }
 
-/// Checks a hooks value. `text` (the file's source, when it came from a file) gives positions.
+/// Checks a hooks value. `src` (the file's source, when it came from a file) gives positions.
 /// Returns the event → groups map of everything that would load.
 pub(crate) fn check_hooks(
     value: &Value,
     file: &Path,
-    text: Option<&str>,
+    src: Src<'_>,
     flavor: HookFlavor,
     diags: &mut Vec<Diagnostic>,
 ) -> Map<String, Value> {
-    let pos = |key: &str| text.and_then(|t| locate_key(t, key));
+    let pos = |key: &str| src.pos(key);
     if value.as_array().is_some_and(Vec::is_empty) {
         // Seen in published plugins; nothing is lost, so only warn (documented choice).
         diags.push(Diagnostic::warning(
@@ -343,7 +343,7 @@ fn check_handler(
     };
     if !allowed.contains(&kind) {
         let msg = if kind == "wasm" {
-            "hook type `wasm` is only allowed under the `warden.hooks` key of plugin.json (Claude Code rejects it elsewhere)".to_string()
+            "hook type `wasm` is only allowed in warden.toml at the plugin root (Claude Code rejects it elsewhere)".to_string()
         } else {
             let hint = did_you_mean(kind, allowed)
                 .map(|s| format!(" (did you mean `{s}`?)"))
@@ -365,7 +365,7 @@ fn check_handler(
         "mcp_tool" => (&["server", "tool"], &["input"]),
         "prompt" => (&["prompt"], &["model", "continueOnBlock"]),
         "agent" => (&["prompt"], &["model"]),
-        _ => (&["component"], &[]),
+        _ => (&["component"], &["onFailure"]),
     };
     let mut ok = true;
     for r in required {
@@ -467,7 +467,7 @@ mod tests {
         let m = check_hooks(
             &v,
             Path::new("h.json"),
-            None,
+            Src::None,
             HookFlavor::ClaudeCode,
             &mut d,
         );

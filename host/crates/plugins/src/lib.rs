@@ -1,7 +1,7 @@
 //! Claude Code–compatible plugins and marketplaces for Warden.
 //!
 //! * [`load_plugin`] / [`load_plugin_with`]: a plugin directory → [`LoadedPlugin`] (manifest,
-//!   components, hooks, MCP/LSP servers, the typed `warden` section).
+//!   components, hooks, MCP/LSP servers, Warden's part from `warden.toml`).
 //! * [`validate()`]: `claude plugin validate` for a plugin or marketplace directory → [`Report`].
 //! * [`namespace`]: external names (`plugin:skill`, `mcp__plugin_<p>_<s>__<t>`, …).
 //! * [`PluginManager`]: the `plugin` and `plugin marketplace` verbs over `$WARDEN_HOME/plugins/`
@@ -38,4 +38,4 @@ pub use manager::*;
 pub use manifest::{ComponentSpec, PluginManifest};
 pub use marketplace::{Marketplace, MarketplaceEntry, PluginSource, load_marketplace};
 pub use validate::validate;
-pub use warden::{WardenComponent, WardenSection, World};
+pub use warden::{WARDEN_TOML, WardenComponent, WardenSection, World};

@@ -32,8 +32,8 @@ use crate::manifest::{
     ComponentSpec, ManifestSource, PluginManifest, declares_components, parse_manifest,
 };
 use crate::marketplace::{MarketplaceEntry, PluginSource};
-use crate::util::{locate_key, read_limited};
-use crate::warden::{WardenSection, parse_warden};
+use crate::util::{Src, locate_key, read_limited};
+use crate::warden::{WARDEN_TOML, WardenSection, parse_warden, read_warden_toml};
 use warden_config::json_type_name;
 
 /// Relative path of the manifest inside a plugin.
@@ -156,8 +156,11 @@ pub struct LoadedPlugin {
     pub settings: Map<String, Value>,
     /// `bin/`, added to the Bash tool's PATH while enabled.
     pub bin_dir: Option<PathBuf>,
-    /// The typed `warden` section.
+    /// Warden's part, from `warden.toml` (or the deprecated `warden` key), when it passed its checks.
     pub warden: Option<WardenSection>,
+    /// Whether the plugin declares a Warden part (`warden.toml` or the `warden` key), even one
+    /// that failed its checks: a guard that was meant to run but cannot must not pass unseen.
+    pub warden_declared: bool,
     /// Warnings and non-fatal errors (a refused component, an invalid hooks file).
     pub diagnostics: Vec<Diagnostic>,
 }
@@ -409,6 +412,7 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
         settings: Map::new(),
         bin_dir: None,
         warden: None,
+        warden_declared: false,
         diagnostics: Vec::new(),
     };
     let mf = &mfile;
@@ -552,7 +556,7 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
             continue;
         }
         if let Some((v, text)) = read_json(&c, &mut diags) {
-            let hooks = check_hooks(&v, &c, Some(&text), HookFlavor::ClaudeCode, &mut diags);
+            let hooks = check_hooks(&v, &c, Src::Json(&text), HookFlavor::ClaudeCode, &mut diags);
             p.hooks.push(HookSet {
                 file: Some(c),
                 hooks,
@@ -560,7 +564,7 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
         }
     }
     for v in inline_hooks {
-        let hooks = check_hooks(&v, mf, text, HookFlavor::ClaudeCode, &mut diags);
+        let hooks = check_hooks(&v, mf, Src::json(text), HookFlavor::ClaudeCode, &mut diags);
         p.hooks.push(HookSet { file: None, hooks });
     }
 
@@ -664,8 +668,37 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
     if bin.is_dir() {
         p.bin_dir = contained(&root, &bin, "bin", mf, &mut diags);
     }
-    if let Some(w) = &manifest.warden {
-        p.warden = parse_warden(w, &root, mf, text, &mut diags);
+    let toml_file = root.join(WARDEN_TOML);
+    if toml_file.symlink_metadata().is_ok() {
+        p.warden_declared = true;
+        if manifest.warden.is_some() {
+            diags.push(
+                Diagnostic::warning(
+                    mf,
+                    format!(
+                        "the `warden` key is ignored because {} exists; delete the key (Claude Code's validator refuses hooks under it)",
+                        toml_file.display()
+                    ),
+                )
+                .at(text.and_then(|t| locate_key(t, "warden"))),
+            );
+        }
+        if let Some((v, ttext)) = read_warden_toml(&toml_file, &mut diags) {
+            p.warden = parse_warden(&v, &root, &toml_file, Src::Toml(&ttext), "", &mut diags);
+        }
+    } else if let Some(w) = &manifest.warden {
+        p.warden_declared = true;
+        diags.push(
+            Diagnostic::warning(
+                mf,
+                format!(
+                    "the `warden` key of plugin.json is deprecated: Claude Code's validator refuses hooks under it; move it to warden.toml at the plugin root ({})",
+                    toml_file.display()
+                ),
+            )
+            .at(text.and_then(|t| locate_key(t, "warden"))),
+        );
+        p.warden = parse_warden(w, &root, mf, Src::json(text), "warden.", &mut diags);
     }
     p.manifest = manifest;
     p.diagnostics = diags;

@@ -18,6 +18,85 @@ pub(crate) fn locate_key(text: &str, key: &str) -> Option<(usize, usize)> {
     None
 }
 
+/// The text a value was parsed from, so diagnostics can point at a key in it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Src<'a> {
+    /// The value did not come from a file of its own (a marketplace entry).
+    None,
+    /// JSON source.
+    Json(&'a str),
+    /// TOML source (`warden.toml`).
+    Toml(&'a str),
+}
+
+impl<'a> Src<'a> {
+    /// JSON source when there is text.
+    pub(crate) fn json(text: Option<&'a str>) -> Self {
+        text.map_or(Src::None, Src::Json)
+    }
+
+    /// 1-based (line, column) of the first place `key` is written as a key.
+    pub(crate) fn pos(self, key: &str) -> Option<(usize, usize)> {
+        match self {
+            Src::None => None,
+            Src::Json(t) => locate_key(t, key),
+            Src::Toml(t) => locate_toml_key(t, key),
+        }
+    }
+
+    /// "a table" or "an object", as the file's format calls a map.
+    pub(crate) fn a_map(self) -> &'static str {
+        match self {
+            Src::Toml(_) => "a table",
+            _ => "an object",
+        }
+    }
+
+    /// The type name of `v` in the words of the file's format: a TOML author writes tables,
+    /// not objects.
+    pub(crate) fn type_name(self, v: &serde_json::Value) -> &'static str {
+        match (self, v) {
+            (Src::Toml(_), serde_json::Value::Object(_)) => "table",
+            (Src::Toml(_), serde_json::Value::Number(n)) if n.is_f64() => "float",
+            (Src::Toml(_), serde_json::Value::Number(_)) => "integer",
+            _ => warden_config::json_type_name(v),
+        }
+    }
+}
+
+/// 1-based (line, column) of the first TOML key `key`: bare or quoted, in a table header
+/// (`[a.key]`, `[[key]]`), a dotted key (`key.x = …`) or before `=` (also inside an inline
+/// table), but not inside a value.
+pub(crate) fn locate_toml_key(text: &str, key: &str) -> Option<(usize, usize)> {
+    let quoted = format!("\"{key}\"");
+    let mut line_start = 0;
+    for line in text.split_inclusive('\n') {
+        let code = line.split('#').next().unwrap_or("");
+        for needle in [key, quoted.as_str()] {
+            let mut from = 0;
+            while let Some(i) = code[from..].find(needle) {
+                let at = from + i;
+                let before = code[..at].trim_end().chars().next_back();
+                let after = code[at + needle.len()..].trim_start().chars().next();
+                let bare_edge = needle != key
+                    || !code[..at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                if bare_edge
+                    && matches!(before, None | Some('[' | '.' | '{' | ','))
+                    && matches!(after, Some('=' | '.' | ']'))
+                {
+                    return Some(line_col(text, line_start + at));
+                }
+                from = at + needle.len();
+            }
+        }
+        line_start += line.len();
+    }
+    None
+}
+
 /// 1-based (line, column) of byte offset `at`; the column counts characters.
 pub(crate) fn line_col(text: &str, at: usize) -> (usize, usize) {
     let before = &text[..at.min(text.len())];
@@ -209,6 +288,16 @@ mod tests {
             Some("mcpServers")
         );
         assert_eq!(did_you_mean("category", &["name", "hooks"]), None);
+    }
+
+    #[test]
+    fn toml_positions() {
+        let t = "[components.guard]\npath = \"world\" # world = 1\nhello_world = 2\n\n[[hooks.PreToolUse]]\nhooks = [{ type = \"wasm\", component = \"guard\" }]\n";
+        assert_eq!(locate_toml_key(t, "guard"), Some((1, 13)));
+        assert_eq!(locate_toml_key(t, "path"), Some((2, 1)));
+        assert_eq!(locate_toml_key(t, "world"), None);
+        assert_eq!(locate_toml_key(t, "hooks"), Some((5, 3)));
+        assert_eq!(locate_toml_key(t, "component"), Some((6, 29)));
     }
 
     #[test]

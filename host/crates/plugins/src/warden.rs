@@ -1,17 +1,23 @@
-//! The `warden` key of `plugin.json`: WASM components, their worlds and capability requests,
-//! WASM hooks and tools.
+//! Warden's part of a plugin: WASM components, their worlds and capability requests, WASM
+//! hooks and tools. It lives in `warden.toml` at the plugin root:
 //!
-//! ```json
-//! {"warden": {
-//!   "components": {"guard": {"path": "wasm/guard.wasm", "world": "hook",
-//!                            "capabilities": {"fs": [{"path": "${CLAUDE_PROJECT_DIR}", "access": "read"}],
-//!                                             "net": ["https://api.example.com"], "env": ["HOME"], "exec": ["git"]}}},
-//!   "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "wasm", "component": "guard"}]}]},
-//!   "tools": ["fmt"]}}
+//! ```toml
+//! [components.guard]
+//! path = "wasm/guard.wasm"
+//! world = "hook"
+//! capabilities = { fs = [{ path = "${CLAUDE_PROJECT_DIR}", access = "read" }], net = ["https://api.example.com"], env = ["HOME"], exec = ["git"] }
+//!
+//! [[hooks.PreToolUse]]
+//! matcher = "Bash"
+//! hooks = [{ type = "wasm", component = "guard", timeout = 5, onFailure = "block" }]
+//!
+//! # tools = ["fmt"]   (components of world `tool`; top-level keys go before the first table)
 //! ```
-//! Claude Code only warns about the unknown `warden` key, so the plugin stays valid there.
-//! Component paths may be written with or without `./` and must resolve (symlinks included)
-//! to an existing file inside the plugin root.
+//! Claude Code's validator refuses hooks it finds under an unknown key of `plugin.json`, so a
+//! separate file is the only place where they leave the plugin valid there. The same content
+//! under a `warden` key of `plugin.json` is still read (earlier versions put it there), with a
+//! deprecation warning. Component paths may be written with or without `./` and must resolve
+//! (symlinks included) to an existing file inside the plugin root.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,8 +28,11 @@ use serde_json::{Map, Value};
 use crate::capability::{Capabilities, FsAccess, FsCapability};
 use crate::diag::Diagnostic;
 use crate::hooks::{HookFlavor, check_hooks};
-use crate::util::{did_you_mean, has_parent_segment, locate_key};
-use warden_config::json_type_name;
+use crate::limits::MAX_MANIFEST_BYTES;
+use crate::util::{Src, did_you_mean, has_parent_segment, line_col, read_limited};
+
+/// The file at the plugin root that holds Warden's part of a plugin.
+pub const WARDEN_TOML: &str = "warden.toml";
 
 /// The WIT world a component implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
@@ -38,7 +47,7 @@ pub enum World {
 /// One WASM component declared by a plugin.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WardenComponent {
-    /// Its name (key of `warden.components`).
+    /// Its name (key of `{prefix}components`).
     pub name: String,
     /// Path as written, relative to the plugin root.
     pub rel_path: String,
@@ -62,6 +71,34 @@ pub struct WardenSection {
 }
 
 impl WardenSection {
+    /// The section as the hooks engine reads it: `{"components": {...}, "hooks": {...}}`,
+    /// built from what was validated, whichever file it came from.
+    pub fn to_hooks_value(&self) -> Value {
+        let components: Map<String, Value> = self
+            .components
+            .iter()
+            .map(|(n, c)| {
+                let mut decl = Map::new();
+                decl.insert("path".into(), Value::String(c.rel_path.clone()));
+                decl.insert(
+                    "world".into(),
+                    Value::String(
+                        match c.world {
+                            World::Hook => "hook",
+                            World::Tool => "tool",
+                        }
+                        .into(),
+                    ),
+                );
+                (n.clone(), Value::Object(decl))
+            })
+            .collect();
+        let mut v = Map::new();
+        v.insert("components".into(), Value::Object(components));
+        v.insert("hooks".into(), Value::Object(self.hooks.clone()));
+        Value::Object(v)
+    }
+
     /// Capabilities requested per component.
     pub fn requests(&self) -> BTreeMap<String, Capabilities> {
         self.components
@@ -72,19 +109,24 @@ impl WardenSection {
 }
 
 /// Parses and validates `warden` against the plugin `root` (canonical).
+///
+/// `v` is the whole of `warden.toml` (`prefix` `""`) or the deprecated `warden` key of
+/// `plugin.json` (`prefix` `"warden."`): both are checked here, so the two cannot drift.
 pub(crate) fn parse_warden(
     v: &Value,
     root: &Path,
     file: &Path,
-    text: Option<&str>,
+    src: Src<'_>,
+    prefix: &str,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<WardenSection> {
-    let pos = |k: &str| text.and_then(|t| locate_key(t, k));
+    let pos = |k: &str| src.pos(k);
+    let type_name = |v: &Value| src.type_name(v);
     let Value::Object(o) = v else {
         diags.push(
             Diagnostic::error(
                 file,
-                format!("`warden` must be an object, found {}", json_type_name(v)),
+                format!("`warden` must be an object, found {}", type_name(v)),
             )
             .at(pos("warden")),
         );
@@ -97,7 +139,7 @@ pub(crate) fn parse_warden(
                 .map(|s| format!(" (did you mean `{s}`?)"))
                 .unwrap_or_default();
             diags.push(
-                Diagnostic::warning(file, format!("unknown key `warden.{k}` is ignored{hint}"))
+                Diagnostic::warning(file, format!("unknown key `{prefix}{k}` is ignored{hint}"))
                     .at(pos(k)),
             );
         }
@@ -107,7 +149,7 @@ pub(crate) fn parse_warden(
         None => {}
         Some(Value::Object(comps)) => {
             for (name, c) in comps {
-                if let Some(c) = parse_component(name, c, root, file, &pos, diags) {
+                if let Some(c) = parse_component(name, c, root, file, src, prefix, diags) {
                     sec.components.insert(name.clone(), c);
                 }
             }
@@ -116,8 +158,9 @@ pub(crate) fn parse_warden(
             Diagnostic::error(
                 file,
                 format!(
-                    "`warden.components` must be an object, found {}",
-                    json_type_name(other)
+                    "`{prefix}components` must be {}, found {}",
+                    src.a_map(),
+                    type_name(other)
                 ),
             )
             .at(pos("components")),
@@ -125,7 +168,7 @@ pub(crate) fn parse_warden(
     }
     if let Some(h) = o.get("hooks") {
         let mut hd = Vec::new();
-        let hooks = check_hooks(h, file, text, HookFlavor::Wasm, &mut hd);
+        let hooks = check_hooks(h, file, src, HookFlavor::Wasm, &mut hd);
         // Every wasm handler must name a declared hook component.
         for groups in hooks.values() {
             for g in groups.as_array().into_iter().flatten() {
@@ -143,7 +186,7 @@ pub(crate) fn parse_warden(
                         Some(c) if c.world == World::Hook => {}
                         Some(_) => hd.push(Diagnostic::error(file, format!("wasm hook names component `{comp}`, whose world is `tool`; hook handlers need world `hook`")).at(pos("component"))),
                         None if o.get("components").and_then(|c| c.get(comp)).is_some() => {}
-                        None => hd.push(Diagnostic::error(file, format!("wasm hook names component `{comp}`, which is not declared in `warden.components`")).at(pos("component"))),
+                        None => hd.push(Diagnostic::error(file, format!("wasm hook names component `{comp}`, which is not declared in `{prefix}components`")).at(pos("component"))),
                     }
                 }
             }
@@ -160,8 +203,8 @@ pub(crate) fn parse_warden(
                         Diagnostic::error(
                             file,
                             format!(
-                                "`warden.tools` items must be component names, found {}",
-                                json_type_name(t)
+                                "`{prefix}tools` items must be component names, found {}",
+                                type_name(t)
                             ),
                         )
                         .at(pos("tools")),
@@ -170,9 +213,9 @@ pub(crate) fn parse_warden(
                 };
                 match sec.components.get(t) {
                     Some(c) if c.world == World::Tool => sec.tools.push(t.to_string()),
-                    Some(_) => diags.push(Diagnostic::error(file, format!("`warden.tools` lists `{t}`, whose world is `hook`; tools need world `tool`")).at(pos("tools"))),
+                    Some(_) => diags.push(Diagnostic::error(file, format!("`{prefix}tools` lists `{t}`, whose world is `hook`; tools need world `tool`")).at(pos("tools"))),
                     None if o.get("components").and_then(|c| c.get(t)).is_some() => {}
-                    None => diags.push(Diagnostic::error(file, format!("`warden.tools` lists `{t}`, which is not declared in `warden.components`")).at(pos("tools"))),
+                    None => diags.push(Diagnostic::error(file, format!("`{prefix}tools` lists `{t}`, which is not declared in `{prefix}components`")).at(pos("tools"))),
                 }
             }
         }
@@ -180,8 +223,8 @@ pub(crate) fn parse_warden(
             Diagnostic::error(
                 file,
                 format!(
-                    "`warden.tools` must be an array of component names, found {}",
-                    json_type_name(other)
+                    "`{prefix}tools` must be an array of component names, found {}",
+                    type_name(other)
                 ),
             )
             .at(pos("tools")),
@@ -194,21 +237,25 @@ pub(crate) fn parse_warden(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn parse_component(
     name: &str,
     c: &Value,
     root: &Path,
     file: &Path,
-    pos: &dyn Fn(&str) -> Option<(usize, usize)>,
+    src: Src<'_>,
+    prefix: &str,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<WardenComponent> {
+    let pos = |k: &str| src.pos(k);
+    let type_name = |v: &Value| src.type_name(v);
     let here = pos(name);
     // Component names key grants and may name files of the runtime; same rule as other names.
     if let Err(reason) = crate::names::check_path_name(name) {
         diags.push(
             Diagnostic::error(
                 file,
-                format!("field \"warden.components\": component name `{name}` {reason}; the component is refused"),
+                format!("field \"{prefix}components\": component name `{name}` {reason}; the component is refused"),
             )
             .at(here),
         );
@@ -219,8 +266,9 @@ fn parse_component(
             Diagnostic::error(
                 file,
                 format!(
-                    "`warden.components.{name}` must be an object, found {}",
-                    json_type_name(c)
+                    "`{prefix}components.{name}` must be {}, found {}",
+                    src.a_map(),
+                    type_name(c)
                 ),
             )
             .at(here),
@@ -232,7 +280,7 @@ fn parse_component(
             diags.push(
                 Diagnostic::warning(
                     file,
-                    format!("unknown key `{k}` in `warden.components.{name}` is ignored"),
+                    format!("unknown key `{k}` in `{prefix}components.{name}` is ignored"),
                 )
                 .at(pos(k)),
             );
@@ -246,7 +294,7 @@ fn parse_component(
             diags.push(
                 Diagnostic::error(
                     file,
-                    format!("`warden.components.{name}.world` is `{w}`; known worlds: hook, tool"),
+                    format!("`{prefix}components.{name}.world` is `{w}`; known worlds: hook, tool"),
                 )
                 .at(pos("world")),
             );
@@ -256,7 +304,7 @@ fn parse_component(
             diags.push(
                 Diagnostic::error(
                     file,
-                    format!("`warden.components.{name}` needs `world`: \"hook\" or \"tool\""),
+                    format!("`{prefix}components.{name}` needs `world`: \"hook\" or \"tool\""),
                 )
                 .at(here),
             );
@@ -265,11 +313,11 @@ fn parse_component(
     };
     let path = match c.get("path").and_then(Value::as_str) {
         None => {
-            diags.push(Diagnostic::error(file, format!("`warden.components.{name}` needs `path` to its .wasm file, relative to the plugin root")).at(here));
+            diags.push(Diagnostic::error(file, format!("`{prefix}components.{name}` needs `path` to its .wasm file, relative to the plugin root")).at(here));
             None
         }
         Some(p) if p.starts_with('/') || has_parent_segment(p) => {
-            diags.push(Diagnostic::error(file, format!("`warden.components.{name}.path` `{p}` must be relative to the plugin root without `..`")).at(pos("path")));
+            diags.push(Diagnostic::error(file, format!("`{prefix}components.{name}.path` `{p}` must be relative to the plugin root without `..`")).at(pos("path")));
             None
         }
         Some(p) => {
@@ -277,11 +325,11 @@ fn parse_component(
             let full = root.join(rel);
             match full.canonicalize() {
                 Err(_) => {
-                    diags.push(Diagnostic::error(file, format!("`warden.components.{name}.path`: {} does not exist; build the component or fix the path", full.display())).at(pos("path")));
+                    diags.push(Diagnostic::error(file, format!("`{prefix}components.{name}.path`: {} does not exist; build the component or fix the path", full.display())).at(pos("path")));
                     None
                 }
                 Ok(canon) if !canon.starts_with(root) => {
-                    diags.push(Diagnostic::error(file, format!("`warden.components.{name}.path`: {} resolves to {}, outside the plugin root {}; refusing it", full.display(), canon.display(), root.display())).at(pos("path")));
+                    diags.push(Diagnostic::error(file, format!("`{prefix}components.{name}.path`: {} resolves to {}, outside the plugin root {}; refusing it", full.display(), canon.display(), root.display())).at(pos("path")));
                     None
                 }
                 Ok(canon) if !canon.is_file() => {
@@ -289,7 +337,7 @@ fn parse_component(
                         Diagnostic::error(
                             file,
                             format!(
-                                "`warden.components.{name}.path`: {} is not a file",
+                                "`{prefix}components.{name}.path`: {} is not a file",
                                 full.display()
                             ),
                         )
@@ -303,7 +351,7 @@ fn parse_component(
     };
     let caps = match c.get("capabilities") {
         None => Some(Capabilities::default()),
-        Some(v) => parse_capabilities(name, v, file, pos, diags),
+        Some(v) => parse_capabilities(name, v, file, src, prefix, diags),
     };
     ok &= world.is_some() && path.is_some() && caps.is_some();
     if !ok {
@@ -324,16 +372,20 @@ pub(crate) fn parse_capabilities(
     comp: &str,
     v: &Value,
     file: &Path,
-    pos: &dyn Fn(&str) -> Option<(usize, usize)>,
+    src: Src<'_>,
+    prefix: &str,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Capabilities> {
+    let pos = |k: &str| src.pos(k);
+    let type_name = |v: &Value| src.type_name(v);
     let Value::Object(o) = v else {
         diags.push(
             Diagnostic::error(
                 file,
                 format!(
-                    "`warden.components.{comp}.capabilities` must be an object, found {}",
-                    json_type_name(v)
+                    "`{prefix}components.{comp}.capabilities` must be {}, found {}",
+                    src.a_map(),
+                    type_name(v)
                 ),
             )
             .at(pos("capabilities")),
@@ -346,7 +398,7 @@ pub(crate) fn parse_capabilities(
         diags.push(
             Diagnostic::error(
                 file,
-                format!("`warden.components.{comp}.capabilities.{key}`: {msg}"),
+                format!("`{prefix}components.{comp}.capabilities.{key}`: {msg}"),
             )
             .at(pos(key)),
         );
@@ -357,7 +409,7 @@ pub(crate) fn parse_capabilities(
                 err(
                     diags,
                     k,
-                    format!("must be an array, found {}", json_type_name(val)),
+                    format!("must be an array, found {}", type_name(val)),
                 );
             } else {
                 diags.push(Diagnostic::warning(file, format!("unknown capability `{k}` in `{comp}` is ignored (known: fs, net, env, exec)")).at(pos(k)));
@@ -391,7 +443,7 @@ pub(crate) fn parse_capabilities(
                             Ok(()) => caps.net.push(s.to_string()),
                             Err(m) => err(diags, "net", format!("`{s}` {m}")),
                         },
-                        None => err(diags, "net", format!("items must be strings like \"https://host[:port]\", found {}", json_type_name(it))),
+                        None => err(diags, "net", format!("items must be strings like \"https://host[:port]\", found {}", type_name(it))),
                     }
                 }
             }
@@ -418,6 +470,54 @@ pub(crate) fn parse_capabilities(
         None
     } else {
         Some(caps)
+    }
+}
+
+/// Reads `warden.toml` as the JSON value [`parse_warden`] checks, with its text for positions.
+/// A file over [`MAX_MANIFEST_BYTES`] or that does not parse is an error with its position.
+pub(crate) fn read_warden_toml(
+    path: &Path,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<(Value, String)> {
+    let text = match read_limited(path, MAX_MANIFEST_BYTES) {
+        Ok(t) => t,
+        Err(e) => {
+            diags.push(Diagnostic::error(path, format!("cannot read: {e}")));
+            return None;
+        }
+    };
+    match text.parse::<toml::Table>() {
+        Ok(t) => Some((toml_to_json(toml::Value::Table(t)), text)),
+        Err(e) => {
+            let at = e.span().map(|r| line_col(&text, r.start));
+            let msg = e.message().trim_end().to_string();
+            diags.push(
+                Diagnostic::error(
+                    path,
+                    format!("invalid TOML: {msg}; Warden's part of the plugin is not loaded"),
+                )
+                .at(at),
+            );
+            None
+        }
+    }
+}
+
+/// TOML has dates and non-finite floats, JSON has neither: they become strings, which the
+/// checks then report as the wrong type where a number or name was expected.
+fn toml_to_json(v: toml::Value) -> Value {
+    match v {
+        toml::Value::String(s) => Value::String(s),
+        toml::Value::Integer(i) => Value::from(i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(f)
+            .map(Value::Number)
+            .unwrap_or_else(|| Value::String(f.to_string())),
+        toml::Value::Boolean(b) => Value::Bool(b),
+        toml::Value::Datetime(d) => Value::String(d.to_string()),
+        toml::Value::Array(a) => Value::Array(a.into_iter().map(toml_to_json).collect()),
+        toml::Value::Table(t) => {
+            Value::Object(t.into_iter().map(|(k, v)| (k, toml_to_json(v))).collect())
+        }
     }
 }
 

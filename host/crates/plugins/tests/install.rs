@@ -377,14 +377,20 @@ fn verify_reports_tampering_per_plugin() {
     assert!(v.to_string().contains("TAMPERED"));
 }
 
+/// A plugin whose component and hook are declared in `warden.toml`.
 fn warden_plugin(root: &Path, version: &str, net: &[&str]) {
-    let m = json!({"name": "guard", "version": version, "warden": {
-        "components": {"g": {"path": "wasm/g.wasm", "world": "hook", "capabilities": {"net": net, "env": ["HOME"]}}},
-        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "wasm", "component": "g"}]}]}}});
+    let m = json!({"name": "guard", "version": version});
+    let net: Vec<String> = net.iter().map(|n| format!("{n:?}")).collect();
+    let toml = format!(
+        "[components.g]\npath = \"wasm/g.wasm\"\nworld = \"hook\"\ncapabilities = {{ net = [{}], env = [\"HOME\"] }}\n\n\
+         [[hooks.PreToolUse]]\nmatcher = \"Bash\"\nhooks = [{{ type = \"wasm\", component = \"g\", onFailure = \"block\" }}]\n",
+        net.join(", ")
+    );
     write_tree(
         root,
         &[
             (".claude-plugin/plugin.json", &m.to_string()),
+            ("warden.toml", &toml),
             ("wasm/g.wasm", "\0asm"),
         ],
     );
@@ -432,6 +438,16 @@ fn capability_consent_grants_and_update_asks_again_for_more() {
     );
     let grants = read_json(&env.home.join("plugins/grants.json"));
     assert_eq!(grants["grants"]["guard@m"][0]["digest"], json!(r.sha256));
+    // The component declared in warden.toml is pinned by its own digest.
+    use sha2::Digest as _;
+    assert_eq!(
+        grants["grants"]["guard@m"][0]["componentDigests"]["g"],
+        json!(hex::encode(sha2::Sha256::digest(b"\0asm")))
+    );
+    assert!(
+        r.install_path.join("warden.toml").is_file(),
+        "warden.toml copied"
+    );
     let l = m.load_active().expect("load");
     let lp = l[0].1.as_ref().expect("loaded");
     assert!(

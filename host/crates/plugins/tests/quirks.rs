@@ -1186,7 +1186,210 @@ fn bom_no_final_newline_and_duplicate_keys_in_json() {
     );
 }
 
-// Warden's `warden` key
+// Warden's part: `warden.toml`, and the deprecated `warden` key of plugin.json
+
+const GOOD_TOML: &str = r#"tools = ["t"]
+
+[components.g]
+path = "./wasm/g.wasm"
+world = "hook"
+capabilities = { fs = [{ path = "${CLAUDE_PROJECT_DIR}", access = "read" }], net = ["https://api.example.com:8443"], env = ["HOME"], exec = ["git"] }
+
+[components.t]
+path = "wasm/t.wasm"
+world = "tool"
+
+[[hooks.PreToolUse]]
+matcher = "Read|Edit|Write|Bash"
+hooks = [{ type = "wasm", component = "g", timeout = 5, onFailure = "block" }]
+"#;
+
+#[test]
+fn warden_toml_declares_components_hooks_and_tools() {
+    let t = tempfile::tempdir().expect("tmp");
+    write_tree(
+        t.path(),
+        &[
+            (".claude-plugin/plugin.json", r#"{"name": "guard"}"#),
+            ("warden.toml", GOOD_TOML),
+            ("wasm/g.wasm", "x"),
+            ("wasm/t.wasm", "x"),
+        ],
+    );
+    let p = load_plugin(t.path()).expect("p");
+    let w = p.warden.as_ref().expect("warden");
+    assert_eq!(w.components["g"].capabilities.exec, ["git"]);
+    assert_eq!(w.components["g"].capabilities.fs.len(), 1);
+    assert_eq!(w.components["g"].world, warden_plugins::World::Hook);
+    assert_eq!(w.tools, ["t"]);
+    assert_eq!(
+        w.hooks["PreToolUse"][0]["hooks"][0]["onFailure"],
+        json!("block")
+    );
+    let r = validate(t.path());
+    assert!(r.error_count == 0 && r.warning_count == 0, "{r}");
+}
+
+#[test]
+fn warden_key_is_still_read_with_a_deprecation_warning_and_warden_toml_wins() {
+    let t = tempfile::tempdir().expect("tmp");
+    let legacy = json!({"name": "guard", "warden": {
+        "components": {"old": {"path": "wasm/g.wasm", "world": "hook"}},
+        "hooks": {"PreToolUse": [{"hooks": [{"type": "wasm", "component": "old"}]}]}}});
+    write_tree(
+        t.path(),
+        &[
+            (
+                ".claude-plugin/plugin.json",
+                &serde_json::to_string_pretty(&legacy).expect("json"),
+            ),
+            ("wasm/g.wasm", "x"),
+            ("wasm/t.wasm", "x"),
+        ],
+    );
+    let p = load_plugin(t.path()).expect("p");
+    assert!(
+        p.warden
+            .as_ref()
+            .is_some_and(|w| w.components.contains_key("old"))
+    );
+    let r = validate(t.path());
+    assert_eq!((r.error_count, r.warning_count), (0, 1), "{r}");
+    let w = r.warnings().next().expect("warning");
+    assert!(w.file.ends_with(".claude-plugin/plugin.json"), "{w}");
+    assert_eq!(w.line, Some(3), "{w}");
+    assert!(
+        w.message.contains("deprecated") && w.message.contains("move it to warden.toml"),
+        "{w}"
+    );
+
+    write_tree(t.path(), &[("warden.toml", GOOD_TOML)]);
+    let p = load_plugin(t.path()).expect("p");
+    let w = p.warden.as_ref().expect("warden");
+    assert!(w.components.contains_key("g") && !w.components.contains_key("old"));
+    let r = validate(t.path());
+    assert_eq!((r.error_count, r.warning_count), (0, 1), "{r}");
+    let w = r.warnings().next().expect("warning");
+    assert!(
+        w.message.contains("`warden` key is ignored because") && w.message.contains("warden.toml"),
+        "{w}"
+    );
+}
+
+#[test]
+fn warden_toml_problems_are_located_and_explained() {
+    let t = tempfile::tempdir().expect("tmp");
+    write_tree(
+        t.path(),
+        &[
+            (".claude-plugin/plugin.json", r#"{"name": "guard"}"#),
+            ("wasm/g.wasm", "x"),
+            ("wasm/t.wasm", "x"),
+            (
+                "warden.toml",
+                "[components.g]\npath = \"wasm/g.wasm\"\nworld = hook\n",
+            ),
+        ],
+    );
+    let r = validate(t.path());
+    let e = r.errors().next().expect("syntax error");
+    assert!(e.file.ends_with("warden.toml"), "{e}");
+    assert_eq!((e.line, e.column), (Some(3), Some(9)), "{e}");
+    assert!(e.message.starts_with("invalid TOML"), "{e}");
+    assert!(load_plugin(t.path()).expect("p").warden.is_none());
+    assert!(load_plugin(t.path()).expect("p").warden_declared);
+
+    let bad = r#"tool = ["t"]
+tools = ["ghost"]
+
+[components.w]
+path = "wasm/g.wasm"
+world = "service"
+
+[components.missing]
+path = "wasm/none.wasm"
+world = "hook"
+
+[components.caps]
+path = "wasm/g.wasm"
+world = "hook"
+capabilities = { fs = [{ path = "/x", access = "rw" }], net = ["ftp://x"], env = ["1BAD"], exec = ["git push"] }
+
+[components.up]
+path = "../g.wasm"
+world = "tool"
+
+[components.num]
+path = 5
+world = "hook"
+capabilities = []
+
+[components.t]
+path = "wasm/t.wasm"
+world = "tool"
+
+[[hooks.PreToolUse]]
+hooks = [{ type = "wasm", component = "nope" }, { type = "wasm", component = "t" }, { type = "command", command = "x" }]
+"#;
+    write_tree(t.path(), &[("warden.toml", bad)]);
+    let r = validate(t.path());
+    for needle in [
+        "does not exist",
+        "`components.w.world` is `service`; known worlds: hook, tool",
+        "\"access\"",
+        "ftp://x",
+        "1BAD",
+        "git push",
+        "`components.up.path` `../g.wasm` must be relative to the plugin root without `..`",
+        "`components.num.capabilities` must be a table, found array",
+        "`nope`, which is not declared in `components`",
+        "whose world is `tool`",
+        "unknown hook type `command`",
+        "`tools` lists `ghost`",
+    ] {
+        assert!(
+            r.errors().any(|d| d.message.contains(needle)),
+            "missing error: {needle}\n{r}"
+        );
+    }
+    assert!(r.errors().all(|d| d.file.ends_with("warden.toml")), "{r}");
+    let world = r
+        .errors()
+        .find(|d| d.message.contains("known worlds"))
+        .expect("world");
+    assert_eq!((world.line, world.column), (Some(6), Some(1)), "{world}");
+    let unknown = r
+        .warnings()
+        .find(|d| d.message.contains("unknown key `tool`"))
+        .expect("unknown key warning");
+    assert!(
+        unknown.message.contains("did you mean `tools`"),
+        "{unknown}"
+    );
+    assert_eq!((unknown.line, unknown.column), (Some(1), Some(1)));
+}
+
+#[test]
+fn warden_toml_is_held_to_the_manifest_size_limit() {
+    let t = tempfile::tempdir().expect("tmp");
+    let big = format!(
+        "# {}\n",
+        "x".repeat(warden_plugins::limits::MAX_MANIFEST_BYTES as usize)
+    );
+    write_tree(
+        t.path(),
+        &[
+            (".claude-plugin/plugin.json", r#"{"name": "guard"}"#),
+            ("warden.toml", &big),
+        ],
+    );
+    let r = validate(t.path());
+    assert!(
+        r.errors()
+            .any(|d| d.file.ends_with("warden.toml") && d.message.contains("cannot read")),
+        "{r}"
+    );
+}
 
 #[test]
 fn warden_section_valid_and_invalid() {
@@ -1212,7 +1415,7 @@ fn warden_section_valid_and_invalid() {
     assert_eq!(w.tools, ["t"]);
     assert!(w.hooks.contains_key("PreToolUse"));
     let r = validate(t.path());
-    assert!(r.error_count == 0 && r.warning_count == 0, "{r}");
+    assert!(r.error_count == 0 && r.warning_count == 1, "{r}");
 
     let bad = json!({"name": "guard", "warden": {
         "components": {
@@ -1261,10 +1464,11 @@ fn wasm_hook_type_outside_warden_key_is_an_error() {
             r#"{"hooks":{"Stop":[{"hooks":[{"type":"wasm","component":"g"}]}]}}"#,
         )],
     );
-    assert!(validate(t.path()).errors().any(|d| {
-        d.message
-            .contains("only allowed under the `warden.hooks` key")
-    }));
+    assert!(
+        validate(t.path())
+            .errors()
+            .any(|d| { d.message.contains("only allowed in warden.toml") })
+    );
 }
 
 #[test]
