@@ -186,10 +186,7 @@ fn the_service_fails_closed() {
     let reason = v["hookSpecificOutput"]["permissionDecisionReason"]
         .as_str()
         .unwrap_or_default();
-    assert!(
-        reason.contains("has no enabled plugin with WASM hooks"),
-        "{reason}"
-    );
+    assert!(reason.contains("has no WASM plugin enabled"), "{reason}");
     let (code, _) = bridge(home.path(), &[], "PreToolUse", &body);
     assert_eq!(code, 2, "the command bridge blocks the same event");
 

@@ -297,7 +297,7 @@ mod tests {
         assert_eq!(locate_toml_key(t, "path"), Some((2, 1)));
         assert_eq!(locate_toml_key(t, "world"), None);
         assert_eq!(locate_toml_key(t, "hooks"), Some((5, 3)));
-        assert_eq!(locate_toml_key(t, "component"), Some((6, 29)));
+        assert_eq!(locate_toml_key(t, "component"), Some((6, 27)));
     }
 
     #[test]
