@@ -299,3 +299,67 @@ fn ensure_starts_one_service_and_it_exits_when_idle() {
         "the idle service is still answering"
     );
 }
+
+/// The `warden-bridge-http` plugin is wired to the service: SessionStart ensures it, every
+/// event's `http` hook points at the service's default address and a path it answers, and the
+/// guard events block when it cannot answer.
+#[test]
+fn the_http_bridge_plugin_points_at_the_service() {
+    let dir = PathBuf::from(warden::guests::PLUGINS_DIR).join("warden-bridge-http");
+    let hooks: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("hooks/hooks.json")).expect("hooks.json"),
+    )
+    .expect("JSON");
+    let start = &hooks["hooks"]["SessionStart"][0]["hooks"][0];
+    assert_eq!(start["type"], "command");
+    assert_eq!(start["command"], "warden serve --ensure");
+    let help = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["serve", "--help"])
+        .output()
+        .expect("help");
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("[default: 127.0.0.1:47017]"),
+        "the service's default address moved; the plugin's URLs must follow"
+    );
+
+    let home = tempfile::tempdir().expect("home");
+    let proj = tempfile::tempdir().expect("project");
+    let plugin = guard_plugin().display().to_string();
+    let svc = serve(home.path(), &["--plugin-dir", &plugin]);
+    for (event, guard) in [
+        ("PreToolUse", true),
+        ("PermissionRequest", true),
+        ("PermissionDenied", false),
+        ("PostToolUse", false),
+        ("PostToolUseFailure", false),
+    ] {
+        let h = &hooks["hooks"][event][0]["hooks"][0];
+        assert_eq!(h["type"], "http", "{event}");
+        let url = h["url"].as_str().expect("url");
+        let path = url
+            .strip_prefix("http://127.0.0.1:47017")
+            .unwrap_or_else(|| panic!("{event}: {url} is not the service's address"));
+        assert_eq!(path, format!("/hook/{event}"));
+        assert_eq!(h["onFailure"] == "block", guard, "{event}: {h}");
+        let body = event_json(proj.path(), event);
+        let (status, answer) = request(svc.port, "POST", path, &body).expect("answer");
+        assert_eq!(status, 200, "{event}: {answer}");
+        if event == "PreToolUse" {
+            assert_eq!(decision(&answer).as_deref(), Some("deny"), "{answer}");
+        }
+    }
+}
+
+fn event_json(cwd: &Path, name: &str) -> String {
+    let mut v: Value =
+        serde_json::from_str(&event(cwd, name, "Read", json!({"file_path": ".env"})))
+            .expect("json");
+    if name.starts_with("PostToolUse") {
+        v["tool_response"] = json!({"content": "x"});
+        v["error"] = json!("failed");
+    }
+    if name == "PermissionDenied" {
+        v["reason"] = json!("denied");
+    }
+    v.to_string()
+}

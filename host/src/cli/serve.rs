@@ -12,7 +12,8 @@
 //! settings and installed plugins are read afresh for every event, as `warden hook` does.
 //!
 //! Who may ask: the service listens on loopback only, and on Linux answers only connections
-//! whose socket belongs to the same user (looked up in `/proc/net/tcp`): another local user
+//! whose socket belongs to the same user (the kernel's sock_diag names the owner of the
+//! client's socket): another local user
 //! cannot run this user's hooks, nor read what they answer. Elsewhere it refuses to start.
 //!
 //! Life cycle: `warden serve --ensure` (the bridge's SessionStart command hook) starts the
@@ -407,27 +408,130 @@ fn blocking_json(event: Event, reason: &str) -> Value {
     }
 }
 
-/// Whether the connection from `peer` to `local` comes from a socket this user owns. Linux
-/// lists every TCP socket with its owner in `/proc/net/tcp` (and `tcp6`); the client's socket
-/// is the one whose local end is `peer` and remote end is `local`.
+/// Whether the connection from `peer` to `local` comes from a socket this user owns: the
+/// kernel is asked for the owner of the client's socket (sock_diag, one netlink round trip),
+/// or where that is unavailable, `/proc/net/tcp` is searched (which walks every socket of the
+/// machine, so it is the fallback).
 fn same_user(peer: SocketAddr, local: SocketAddr) -> bool {
     // SAFETY: geteuid(2) cannot fail and touches no memory.
     let me = unsafe { libc::geteuid() };
-    let table = if peer.is_ipv4() {
+    match socket_owner(peer, local) {
+        Some(uid) => uid == me,
+        None => proc_owner(peer, local) == Some(me),
+    }
+}
+
+/// The owner of the TCP socket whose local end is `src` and remote end is `dst`, from
+/// `SOCK_DIAG_BY_FAMILY` (linux/inet_diag.h). `None` when the kernel cannot say.
+fn socket_owner(src: SocketAddr, dst: SocketAddr) -> Option<u32> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    const NETLINK_SOCK_DIAG: libc::c_int = 4;
+    const SOCK_DIAG_BY_FAMILY: u16 = 20;
+    const NLMSG_ERROR: u16 = 2;
+    let (family, addr_words) = match (src, dst) {
+        (SocketAddr::V4(s), SocketAddr::V4(d)) => {
+            let mut s16 = [0u8; 16];
+            let mut d16 = [0u8; 16];
+            s16[..4].copy_from_slice(&s.ip().octets());
+            d16[..4].copy_from_slice(&d.ip().octets());
+            (libc::AF_INET as u8, (s16, d16))
+        }
+        (SocketAddr::V6(s), SocketAddr::V6(d)) => {
+            (libc::AF_INET6 as u8, (s.ip().octets(), d.ip().octets()))
+        }
+        _ => return None,
+    };
+    // struct nlmsghdr (16) + struct inet_diag_req_v2 (56).
+    let mut req = Vec::with_capacity(72);
+    req.extend_from_slice(&72u32.to_ne_bytes());
+    req.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
+    req.extend_from_slice(&(libc::NLM_F_REQUEST as u16).to_ne_bytes());
+    req.extend_from_slice(&1u32.to_ne_bytes()); // seq
+    req.extend_from_slice(&0u32.to_ne_bytes()); // pid: the kernel
+    req.extend_from_slice(&[family, libc::IPPROTO_TCP as u8, 0, 0]);
+    req.extend_from_slice(&u32::MAX.to_ne_bytes()); // every state
+    req.extend_from_slice(&src.port().to_be_bytes());
+    req.extend_from_slice(&dst.port().to_be_bytes());
+    req.extend_from_slice(&addr_words.0);
+    req.extend_from_slice(&addr_words.1);
+    req.extend_from_slice(&0u32.to_ne_bytes()); // interface
+    req.extend_from_slice(&u32::MAX.to_ne_bytes()); // no cookie
+    req.extend_from_slice(&u32::MAX.to_ne_bytes());
+    // SAFETY: plain socket(2); the descriptor is owned right away.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_NETLINK,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            NETLINK_SOCK_DIAG,
+        )
+    };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` was just returned by socket(2) and belongs to nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    use std::os::fd::AsRawFd;
+    // SAFETY: an all-zero sockaddr_nl is valid; family set below; pid 0 is the kernel.
+    let mut kernel: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
+    kernel.nl_family = libc::AF_NETLINK as libc::sa_family_t;
+    // SAFETY: `req` and `kernel` are valid for the lengths given.
+    let sent = unsafe {
+        libc::sendto(
+            fd.as_raw_fd(),
+            req.as_ptr().cast(),
+            req.len(),
+            0,
+            (&raw const kernel).cast(),
+            std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
+        )
+    };
+    if sent != req.len() as isize {
+        return None;
+    }
+    let mut buf = [0u8; 1024];
+    let timeout = libc::timeval {
+        tv_sec: 1,
+        tv_usec: 0,
+    };
+    // SAFETY: setsockopt(2) reads `timeout` for its size.
+    unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            (&raw const timeout).cast(),
+            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+        );
+    }
+    // SAFETY: recv(2) writes at most `buf.len()` bytes into `buf`.
+    let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
+    let n = usize::try_from(n).ok()?;
+    // nlmsghdr, then struct inet_diag_msg: family, state, timer, retrans (4), the socket id
+    // (48), expires, rqueue, wqueue (12), uid.
+    let msg_type = u16::from_ne_bytes(buf.get(4..6)?.try_into().ok()?);
+    if msg_type == NLMSG_ERROR || msg_type != SOCK_DIAG_BY_FAMILY || n < 16 + 68 {
+        return None;
+    }
+    Some(u32::from_ne_bytes(buf.get(80..84)?.try_into().ok()?))
+}
+
+/// The owner of the socket from `src` to `dst`, from `/proc/net/tcp` (and `tcp6`): the
+/// client's socket is the one whose local end is `src` and remote end is `dst`.
+fn proc_owner(src: SocketAddr, dst: SocketAddr) -> Option<u32> {
+    let table = if src.is_ipv4() {
         "/proc/net/tcp"
     } else {
         "/proc/net/tcp6"
     };
-    let Ok(text) = std::fs::read_to_string(table) else {
-        return false;
-    };
-    let (want_local, want_remote) = (proc_addr(peer), proc_addr(local));
-    text.lines().skip(1).any(|line| {
+    let text = std::fs::read_to_string(table).ok()?;
+    let (want_local, want_remote) = (proc_addr(src), proc_addr(dst));
+    text.lines().skip(1).find_map(|line| {
         let f: Vec<&str> = line.split_whitespace().collect();
-        f.len() > 7
+        (f.len() > 7
             && f[1].eq_ignore_ascii_case(&want_local)
-            && f[2].eq_ignore_ascii_case(&want_remote)
-            && f[7].parse::<u32>() == Ok(me)
+            && f[2].eq_ignore_ascii_case(&want_remote))
+        .then(|| f[7].parse::<u32>().ok())
+        .flatten()
     })
 }
 
@@ -467,8 +571,14 @@ mod tests {
         let (_s, peer) = l.accept().expect("accept");
         assert_eq!(peer, c.local_addr().expect("client addr"));
         assert!(same_user(peer, local));
+        // SAFETY: geteuid cannot fail.
+        let me = unsafe { libc::geteuid() };
+        // Both ways of asking name the same owner.
+        assert_eq!(socket_owner(peer, local), Some(me));
+        assert_eq!(proc_owner(peer, local), Some(me));
         // A connection that does not exist belongs to nobody.
         let stranger = SocketAddr::new(peer.ip(), peer.port().wrapping_add(1).max(1));
         assert!(!same_user(stranger, local));
+        assert_eq!(socket_owner(stranger, local), None);
     }
 }

@@ -48,6 +48,10 @@ pub const KNOWN_KEYS: &[&str] = &[
     "channels",
     "dependencies",
     "settings",
+    // What the plugin reaches and its privacy policy: Claude Code's validator asks for both
+    // from a plugin with HTTP hooks or remote servers.
+    "network",
+    "privacyPolicyUrl",
     "warden",
 ];
 
