@@ -49,7 +49,7 @@ impl Drop for Service {
 fn serve(home: &Path, extra: &[&str]) -> Service {
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
-    let child = Command::new(env!("CARGO_BIN_EXE_warden"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(["serve", "--listen", &listen])
         .args(extra)
         .env("WARDEN_HOME", home)
@@ -66,6 +66,8 @@ fn serve(home: &Path, extra: &[&str]) -> Service {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    let _ = child.kill();
+    let _ = child.wait();
     panic!("warden serve did not answer on {listen}");
 }
 
