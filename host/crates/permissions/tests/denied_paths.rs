@@ -7,34 +7,10 @@ use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use warden_config::{Scope, Settings, SettingsFile};
-use warden_permissions::{DeniedPaths, Mode, Options, Permissions, PermissionsError};
+mod common;
 
-/// A scratch tree: `<root>/proj` is the working directory, `<root>/out` lies outside it.
-struct Tree {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    proj: PathBuf,
-    out: PathBuf,
-}
-
-fn tree() -> Tree {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // Rules match paths lexically: work below the resolved temporary directory so the
-    // roots and the working directory are spelled alike.
-    let root = dir.path().canonicalize().expect("canonical tempdir");
-    let proj = root.join("proj");
-    let out = root.join("out");
-    for d in [&proj, &out, &root.join("home")] {
-        fs::create_dir_all(d).expect("mkdir");
-    }
-    Tree {
-        _dir: dir,
-        root,
-        proj,
-        out,
-    }
-}
+use common::{Tree, engine_with, tree};
+use warden_permissions::{DeniedPaths, Mode, Permissions, PermissionsError};
 
 fn touch(p: &Path) {
     if let Some(d) = p.parent() {
@@ -44,26 +20,12 @@ fn touch(p: &Path) {
 }
 
 fn engine(t: &Tree, ask: &[&str], deny: &[&str]) -> Permissions {
-    let v = json!({"permissions": {"ask": ask, "deny": deny}});
-    let file = SettingsFile {
-        scope: Scope::Project,
-        path: Some(t.proj.join(".claude/settings.json")),
-        value: v.as_object().cloned().unwrap_or_default(),
-    };
-    Permissions::from_settings(
-        &Settings {
-            files: vec![file],
-            errors: Vec::new(),
-        },
-        &Options {
-            cwd: t.proj.clone(),
-            home: t.root.join("home"),
-            mode: Some(Mode::Default),
-            trusted: true,
-            ..Options::default()
-        },
+    engine_with(
+        &t.proj,
+        &t.home(),
+        json!({"ask": ask, "deny": deny}),
+        Mode::Default,
     )
-    .expect("builds")
 }
 
 /// The denied paths below the project, and how many directory entries finding them took.

@@ -4,38 +4,20 @@
 
 use std::fs;
 use std::os::unix::fs::symlink;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{Value, json};
-use warden_config::{Scope, Settings, SettingsFile};
-use warden_permissions::{Access, Decision, Mode, Options, Permissions};
+mod common;
+
+use common::Tree;
+use warden_permissions::{Access, Decision, Mode, Permissions};
 
 use Decision::{Allow, Ask, Deny};
 
-/// A scratch tree: `<root>/proj` is the working directory, `<root>/out` lies outside it.
-struct Tree {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-    proj: PathBuf,
-    out: PathBuf,
-}
-
 fn tree() -> Tree {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // The temporary directory may itself sit behind a link (macOS `/tmp`); work below its
-    // resolved form so the only links in play are the ones each test makes.
-    let root = dir.path().canonicalize().expect("canonical tempdir");
-    let proj = root.join("proj");
-    let out = root.join("out");
-    for d in [proj.join("docs"), out.clone(), root.join("home")] {
-        fs::create_dir_all(d).expect("mkdir");
-    }
-    Tree {
-        _dir: dir,
-        root,
-        proj,
-        out,
-    }
+    let t = common::tree();
+    fs::create_dir_all(t.proj.join("docs")).expect("mkdir");
+    t
 }
 
 fn write(p: &Path) {
@@ -43,26 +25,7 @@ fn write(p: &Path) {
 }
 
 fn engine_at(cwd: &Path, home: &Path, allow: &[&str], deny: &[&str], mode: Mode) -> Permissions {
-    let v = json!({"permissions": {"allow": allow, "deny": deny}});
-    let file = SettingsFile {
-        scope: Scope::Project,
-        path: Some(cwd.join(".claude/settings.json")),
-        value: v.as_object().cloned().unwrap_or_default(),
-    };
-    Permissions::from_settings(
-        &Settings {
-            files: vec![file],
-            errors: Vec::new(),
-        },
-        &Options {
-            cwd: cwd.to_path_buf(),
-            home: home.to_path_buf(),
-            mode: Some(mode),
-            trusted: true,
-            ..Options::default()
-        },
-    )
-    .expect("builds")
+    common::engine_with(cwd, home, json!({"allow": allow, "deny": deny}), mode)
 }
 
 fn engine(t: &Tree, allow: &[&str], deny: &[&str]) -> Permissions {
