@@ -644,6 +644,64 @@ fn every_attack_is_stopped() {
     );
 }
 
+/// The pytest this suite runs, pinned, in a virtual environment under the cargo target dir:
+/// installed from PyPI on first use, shared by later runs (a lock file serialises concurrent
+/// ones). The machines this runs on have `python3` and `pip`, not pytest.
+const PYTEST: &str = "8.3.4";
+
+fn pytest_venv() -> PathBuf {
+    static VENV: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    VENV.get_or_init(|| {
+        let bin = PathBuf::from(env!("CARGO_BIN_EXE_warden"));
+        let profile = bin.parent().expect("profile dir");
+        let dir = profile
+            .parent()
+            .unwrap_or(profile)
+            .join(format!("pytest-{PYTEST}"));
+        std::fs::create_dir_all(&dir).expect("venv dir");
+        let lock = std::fs::File::create(dir.join(".install.lock")).expect("lock file");
+        lock.lock().expect("lock the venv");
+        let venv = dir.join("venv");
+        let python = venv.join("bin/python3");
+        let has_pytest = || {
+            Command::new(&python)
+                .args(["-m", "pytest", "--version"])
+                .output()
+                .is_ok_and(|o| o.status.success() && text(&o).contains(PYTEST))
+        };
+        if !has_pytest() {
+            let made = Command::new("python3")
+                .args(["-m", "venv", "--clear"])
+                .arg(&venv)
+                .output()
+                .expect("python3 -m venv");
+            assert!(made.status.success(), "python3 -m venv: {}", text(&made));
+            let pip = Command::new(&python)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                ])
+                .arg(format!("pytest=={PYTEST}"))
+                .output()
+                .expect("pip install pytest");
+            assert!(
+                pip.status.success(),
+                "pip install pytest=={PYTEST} failed (this test needs PyPI): {}",
+                text(&pip)
+            );
+            assert!(
+                has_pytest(),
+                "pytest {PYTEST} is not importable after installing it"
+            );
+        }
+        venv
+    })
+    .clone()
+}
+
 /// A real project's everyday commands, through the same confinement, with the user's real
 /// `$HOME` and `PATH` so the installed toolchains are found.
 #[test]
@@ -672,10 +730,9 @@ fn ordinary_work_still_runs_confined() {
         &proj.join("src/main.rs"),
         "fn main() {\n    println!(\"tiny\");\n}\n",
     );
-    // pytest is not installed on the machines this runs on; unittest is in the standard library.
     write(
         &proj.join("test_tiny.py"),
-        "import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n",
+        "import unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n\ndef test_plain():\n    assert 2 * 2 == 4\n",
     );
     write(
         &proj.join("package.json"),
@@ -692,6 +749,17 @@ fn ordinary_work_still_runs_confined() {
     // `target/` there and use them in the same call (denied paths are hidden by mounts, not
     // carved around, where the kernel allows it).
     let home = std::env::var_os("HOME").expect("HOME");
+    // pytest lives outside the project and the home's toolchain directories: the user makes
+    // it readable with `sandbox.readablePaths` in their own settings, and puts it on PATH.
+    let venv = pytest_venv();
+    write(
+        &warden_home.join("settings.json"),
+        &json!({"sandbox": {"readablePaths": [&venv]}}).to_string(),
+    );
+    let path = std::env::join_paths(std::iter::once(venv.join("bin")).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .expect("PATH");
     let run = |command: &str, programs: &[&str]| -> Output {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_warden"));
         cmd.args(["tool", "Bash", "--yes", "--input"])
@@ -701,7 +769,8 @@ fn ordinary_work_still_runs_confined() {
             .current_dir(&proj)
             .env("WARDEN_HOME", &warden_home)
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
-            .env("HOME", &home);
+            .env("HOME", &home)
+            .env("PATH", &path);
         for p in programs {
             cmd.args(["--allow-program", p]);
         }
@@ -712,6 +781,7 @@ fn ordinary_work_still_runs_confined() {
         ("git add -A && git commit -q -m x", &[]),
         ("cargo build --offline", &[]),
         ("python3 -m unittest", &[]),
+        ("python3 -m pytest -q", &[]),
         ("npm test", &[]),
     ];
     let mut failures = Vec::new();
