@@ -212,10 +212,6 @@ pub struct ToolCall {
     pub elapsed: Duration,
 }
 
-/// Most log records kept per call, and most bytes per record.
-const MAX_LOG_RECORDS: usize = 256;
-const MAX_LOG_MESSAGE: usize = 4096;
-
 /// The state of one store. Lives exactly as long as one call.
 pub struct SandboxState {
     pub(crate) wasi: WasiCtx,
@@ -223,28 +219,14 @@ pub struct SandboxState {
     pub(crate) limiter: CallLimiter,
     pub(crate) grant: Arc<Grant>,
     pub(crate) ctx: CallContext,
-    pub(crate) logs: Vec<LogRecord>,
+    /// The capability providers' own state for this call.
+    pub(crate) calls: crate::capability::CallStates,
     pub(crate) deadline: std::time::Instant,
     stdout: MemoryOutputPipe,
     stderr: MemoryOutputPipe,
 }
 
 impl SandboxState {
-    pub(crate) fn log(&mut self, level: &'static str, mut message: String) {
-        if self.logs.len() >= MAX_LOG_RECORDS {
-            return;
-        }
-        if message.len() > MAX_LOG_MESSAGE {
-            let mut cut = MAX_LOG_MESSAGE;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-            message.push_str("…[truncated]");
-        }
-        self.logs.push(LogRecord { level, message });
-    }
-
     /// Time left before the call's deadline (host calls must not outlive it).
     pub(crate) fn remaining(&self) -> Duration {
         self.deadline
@@ -288,8 +270,8 @@ pub(crate) fn new_store(
             memory_limit_hit: None,
         },
         grant: component.grant.clone(),
+        calls: crate::capability::CallStates::new(&ctx),
         ctx,
-        logs: Vec::new(),
         deadline: std::time::Instant::now() + limits.deadline,
         stdout,
         stderr,
@@ -326,7 +308,7 @@ pub(crate) fn finish<T>(
     let stderr = captured(&state.stderr, limits.capture_bytes);
     let name = component.name.clone();
     match outcome {
-        Ok(Ok(v)) => Ok((v, (stdout, stderr, state.logs))),
+        Ok(Ok(v)) => Ok((v, (stdout, stderr, state.calls.log.records))),
         Err(()) => Err(RuntimeError::Deadline {
             component: name,
             deadline: limits.deadline,

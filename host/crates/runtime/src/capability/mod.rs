@@ -3,7 +3,8 @@
 //! In the manner of Spin's factors, each capability is one module that owns everything about
 //! it: linking its interface (for every supported WIT version) into a linker, the grant check
 //! (one small `allows` function: [`FsGrant::allows`](crate::FsGrant::allows),
-//! [`ExecGrant::allows`], [`NetGrant::allows`], [`EnvGrant::allows`]) and its per-call work.
+//! [`ExecGrant::allows`], [`NetGrant::allows`], [`EnvGrant::allows`]), its per-call state (a
+//! field of `CallStates`, made fresh for every call) and its per-call work.
 //! [`PROVIDERS`] lists them; the runtime links a provider only when the grant allows its
 //! capability, so a component importing an ungranted interface is refused at load time.
 //! Adding a capability is a new module here, its WIT, and a line in [`PROVIDERS`] (plus its
@@ -31,6 +32,24 @@ pub use policy::{AskAt, PermissionPolicy};
 use crate::bindings::{WitVersion, since_v0_1};
 use crate::grant::Capability;
 use crate::sandbox::SandboxState;
+
+/// The per-call state of every provider that keeps any, built when a call's store is made
+/// and dropped with it. A provider with state adds its field here; `fs`, `http` and `env`
+/// keep none beyond the grant and the call's context.
+#[derive(Debug, Default)]
+pub(crate) struct CallStates {
+    pub(crate) log: log::CallState,
+    pub(crate) exec: exec::CallState,
+}
+
+impl CallStates {
+    pub(crate) fn new(ctx: &crate::sandbox::CallContext) -> Self {
+        CallStates {
+            log: log::CallState::default(),
+            exec: exec::CallState::new(ctx),
+        }
+    }
+}
 
 /// One host interface: which capability it needs and how it is linked.
 pub(crate) struct Provider {

@@ -62,7 +62,7 @@ impl SandboxState {
     ) -> Result<Option<Confined>, ExecError> {
         use warden_confine::{ConfineError, Confinement, PROJECT_DENIED};
 
-        let settings = self.ctx.processes.clone();
+        let settings = self.calls.exec.processes.clone();
         let roots = self.process_roots();
         let mut c = Confinement::new().system_defaults();
         if let Some(home) = &settings.home {
@@ -102,7 +102,7 @@ impl SandboxState {
             Err(e @ (ConfineError::Unsupported { .. } | ConfineError::NoSeccomp))
                 if settings.allow_unconfined =>
             {
-                self.log(
+                self.calls.log.push(
                     "warn",
                     format!("running the program unconfined (sandbox.allowUnconfined): {e}"),
                 );
@@ -118,8 +118,8 @@ impl SandboxState {
         _cmd: &mut tokio::process::Command,
         _limit: Duration,
     ) -> Result<Option<Confined>, ExecError> {
-        if self.ctx.processes.allow_unconfined {
-            self.log(
+        if self.calls.exec.processes.allow_unconfined {
+            self.calls.log.push(
                 "warn",
                 "running the program unconfined (sandbox.allowUnconfined): this OS has no confinement Warden can use".into(),
             );

@@ -18,6 +18,21 @@ use wasmtime::component::HasSelf;
 
 mod confine;
 
+/// What `exec` keeps for one call: how the programs it starts are confined (from the
+/// session, fixed when the call starts).
+#[derive(Debug, Default)]
+pub(crate) struct CallState {
+    pub(crate) processes: crate::sandbox::ProcessConfinement,
+}
+
+impl CallState {
+    pub(crate) fn new(ctx: &crate::sandbox::CallContext) -> Self {
+        CallState {
+            processes: ctx.processes.clone(),
+        }
+    }
+}
+
 use super::Provider;
 use super::env::EnvGrant;
 use super::fs::absolute;
@@ -357,7 +372,7 @@ impl SandboxState {
                     file_name(Path::new(&argv[0])),
                     names.join(", ")
                 );
-                self.log("warn", note.trim().to_string());
+                self.calls.log.push("warn", note.trim().to_string());
                 stderr.extend_from_slice(note.as_bytes());
             }
         }
