@@ -30,7 +30,7 @@
 //! | skill with ``!`git grep --no-index -O"touch ../pwned" x -- README.md` `` and `allowed-tools: Bash(git grep:*)` (`warden skill show x`) | injected commands run in the same sandbox | OS confinement |
 //! | `sed -i … .claude/settings.json`, `cp evil .git/hooks/pre-commit`, `cp --target-directory=.git/hooks evil`, `git config core.fsmonitor 'touch ../pwned'` then `git status` (default and `acceptEdits`) | a call cannot leave the rules, hooks or git configuration changed | OS confinement (restored after the call) |
 //! | the Write and Edit tools on `.claude/settings.json`, `.git/config`, `.mcp.json` (`--yes`, `bypassPermissions`) | protected paths need an allow rule naming them | capability check (fs) |
-//! | `sh -c 'setsid sleep 300 & echo $!'`, `sh -c '(sleep 300 & echo $! > sub/pid) &'` | no process outlives the call | OS confinement (subreaper supervisor) |
+//! | `sh -c 'setsid sleep 300 & echo $!'`, `sh -c '(sleep 300 & echo $! > sub/pid) & wait'` | no process outlives the call | OS confinement (subreaper supervisor) |
 //! | `rm -r -f secrets`, `rm -fr secrets`, `rm --recursive --force secrets` (no `--yes`) | `Bash(rm -rf *)` matches every spelling of the flags | text rules |
 //! | `git show HEAD:.env`, `git cat-file -p HEAD:.env` with `.env` committed (with and without `--yes`) | a deny is not an ask | text rules |
 //! | `git log -p`, `git show HEAD` with `.env` committed, `--yes` | **known limit, not in the suite**: a committed secret is content of the object store, which belongs to the project; rules name paths, and `.git/objects` holds no file called `.env` | not stopped (README, limits) |
@@ -566,7 +566,7 @@ fn attacks() -> Vec<Attack> {
         a("Edit .mcp.json", &[Tool("Edit", r#"{"file_path":".mcp.json","old_string":"mcpServers","new_string":"x"}"#, &["--yes"]), Tool("Edit", r#"{"file_path":".mcp.json","old_string":"mcpServers","new_string":"x"}"#, BYPASS)], "the Edit tool on MCP servers", refused_all()),
         // Processes outliving the call.
         a("setsid", &[BashWith("sh -c 'setsid sleep 300 & echo $!'", &["--allow-program", "setsid"])], "a new session does not escape", pid_gone()),
-        a("double fork", &[Bash("sh -c '(sleep 300 & echo $! > sub/pid) &'")], "an orphaned grandchild does not escape", pid_gone()),
+        a("double fork", &[Bash("sh -c '(sleep 300 & echo $! > sub/pid) & wait'")], "an orphaned grandchild does not escape", pid_gone()),
         // The rm deny rule, without --yes.
         a("rm -r -f", &[Tool("Bash", r#"{"command":"rm -r -f secrets"}"#, &[])], "Bash(rm -rf *) covers split flags", all(vec![denied(), present("secrets/key.txt")])),
         a("rm -fr", &[Tool("Bash", r#"{"command":"rm -fr secrets"}"#, &[])], "and reordered flags", all(vec![denied(), present("secrets/key.txt")])),
