@@ -8,7 +8,7 @@ use super::spelling::Spellings;
 use super::{Auto, Facts, Guard, Permissions};
 use crate::bash;
 use crate::paths;
-use crate::rules::{Hit, RuleKind, first};
+use crate::rules::{FormKeys, Hit, RuleKind, first};
 use crate::shell::{Redirect, SimpleCommand};
 
 impl Permissions {
@@ -35,8 +35,9 @@ impl Permissions {
         }
     }
 
-    /// Deny and ask rules for one command form.
-    fn command_rules(&self, form: &str, f: &mut Facts) {
+    /// Deny and ask rules for one command form; returns the form's rule keys, for the allow
+    /// list.
+    pub(super) fn command_rules(&self, form: &str, f: &mut Facts) -> FormKeys<'_> {
         let keys = self.commands.keys(form);
         f.deny(
             self.commands
@@ -46,6 +47,7 @@ impl Permissions {
             self.commands
                 .first(&self.ask, RuleKind::Ask, &keys, form, false),
         );
+        keys
     }
 
     pub(super) fn commands_facts(&self, analysed: &Analysed, start_cwd: &Path, f: &mut Facts) {
@@ -63,15 +65,7 @@ impl Permissions {
             let raw_form = &prep.raw_form;
             let mut allow_keys = None;
             for (n, form) in prep.forms.iter().enumerate() {
-                let keys = self.commands.keys(form);
-                f.deny(
-                    self.commands
-                        .first(&self.deny, RuleKind::Deny, &keys, form, false),
-                );
-                f.ask(
-                    self.commands
-                        .first(&self.ask, RuleKind::Ask, &keys, form, false),
-                );
+                let keys = self.command_rules(form, f);
                 if n == 0 {
                     // `forms[0]` is the allow form; its keys serve the allow list below.
                     allow_keys = Some(keys);

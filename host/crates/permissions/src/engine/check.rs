@@ -112,15 +112,7 @@ impl Permissions {
         }
         if bash::has_inline_code(&words) {
             let full = words.join(" ");
-            let keys = self.commands.keys(&full);
-            f.deny(
-                self.commands
-                    .first(&self.deny, RuleKind::Deny, &keys, &full, false),
-            );
-            f.ask(
-                self.commands
-                    .first(&self.ask, RuleKind::Ask, &keys, &full, false),
-            );
+            let keys = self.command_rules(&full, &mut f);
             f.allow = first(
                 f.allow,
                 self.commands
