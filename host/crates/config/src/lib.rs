@@ -73,7 +73,7 @@ pub enum ConfigError {
     },
     /// The file is not strict JSON.
     #[error(
-        "{path}:{line}:{column}: invalid JSON: {message} (settings files are strict JSON: no comments or trailing commas)"
+        "{path}:{line}:{column}: invalid JSON: {message} (the file must be strict JSON: no comments or trailing commas)"
     )]
     Json {
         /// The file.
@@ -86,13 +86,13 @@ pub enum ConfigError {
         message: String,
     },
     /// The file parsed but its top level is not an object.
-    #[error("{path}: settings must be a JSON object at the top level")]
+    #[error("{path}: must be a JSON object at the top level")]
     NotAnObject {
         /// The file.
         path: PathBuf,
     },
-    /// The file exceeds [`MAX_SETTINGS_BYTES`].
-    #[error("{path}: settings file is {size} bytes; the limit is {limit}")]
+    /// The file exceeds its size limit ([`MAX_SETTINGS_BYTES`] for settings files).
+    #[error("{path}: the file is {size} bytes; the limit is {limit}")]
     TooLarge {
         /// The file.
         path: PathBuf,
@@ -100,6 +100,12 @@ pub enum ConfigError {
         size: u64,
         /// The limit.
         limit: u64,
+    },
+    /// The path is a directory, FIFO or device rather than a regular file.
+    #[error("{path}: not a regular file")]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
     },
     /// No home directory could be determined.
     #[error("cannot find a home directory: set {HOME_ENV}")]
@@ -147,6 +153,12 @@ impl Home {
     /// Compiled-component cache. Host-owned: never preopened into a guest.
     pub fn cache_dir(&self) -> PathBuf {
         self.root.join("cache")
+    }
+
+    /// Warden's state file, its counterpart of Claude Code's `~/.claude.json`: user- and
+    /// local-scope MCP servers (`mcpServers`, `projects["<path>"].mcpServers`) live here.
+    pub fn state_file(&self) -> PathBuf {
+        self.root.join("state.json")
     }
 }
 
@@ -259,6 +271,14 @@ pub fn settings_path(scope: Scope, cwd: &Path, home: &Home) -> Option<PathBuf> {
 
 /// Reads one settings file. `Ok(None)` when it does not exist.
 pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>, ConfigError> {
+    match read_text_limited(path, MAX_SETTINGS_BYTES)? {
+        Some(text) => parse_settings(&text, path).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Reads a text file of at most `limit` bytes. `Ok(None)` when it does not exist.
+pub(crate) fn read_text_limited(path: &Path, limit: u64) -> Result<Option<String>, ConfigError> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -269,18 +289,40 @@ pub fn read_settings_file(path: &Path) -> Result<Option<Map<String, Value>>, Con
             });
         }
     };
-    if meta.len() > MAX_SETTINGS_BYTES {
+    // A FIFO planted in a repository would block the read forever.
+    if !meta.is_file() {
+        return Err(ConfigError::NotAFile {
+            path: path.to_path_buf(),
+        });
+    }
+    if meta.len() > limit {
         return Err(ConfigError::TooLarge {
             path: path.to_path_buf(),
             size: meta.len(),
-            limit: MAX_SETTINGS_BYTES,
+            limit,
         });
     }
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Io {
+    let io = |source| ConfigError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    parse_settings(&text, path).map(Some)
+    };
+    let mut buf = Vec::new();
+    // The file may grow after the size check; never read more than the limit allows.
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(std::fs::File::open(path).map_err(io)?, limit + 1),
+        &mut buf,
+    )
+    .map_err(io)?;
+    if buf.len() as u64 > limit {
+        return Err(ConfigError::TooLarge {
+            path: path.to_path_buf(),
+            size: buf.len() as u64,
+            limit,
+        });
+    }
+    String::from_utf8(buf)
+        .map(Some)
+        .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))
 }
 
 /// Parses settings text; `path` is used in errors only.
