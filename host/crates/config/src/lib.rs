@@ -14,6 +14,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+pub mod mcp;
+
 /// Environment variable that relocates Warden's home directory (default `~/.warden`).
 pub const HOME_ENV: &str = "WARDEN_HOME";
 /// Environment variable that relocates the managed-settings directory
