@@ -11,6 +11,7 @@ use std::path::PathBuf;
 /// Packages of the std guest workspace (`plugins/`) that are test guests.
 const STD_GUESTS: &[&str] = &[
     "hostile",
+    "hostile-tool",
     "protect-secrets-std",
     "uses-exec",
     "uses-http",
