@@ -404,7 +404,7 @@ impl Problems {
 /// Errors make the entry unusable: a `type` other than stdio/http/sse/ws, a stdio server without
 /// a `command` string, a remote server without a `url` string, fields of the wrong JSON type, a
 /// URL whose scheme does not fit the transport, or both `command` and `url`. Warnings leave it
-/// usable: unknown fields (Claude Code ignores them; `_`-prefixed keys are comments and pass
+/// usable, or at least loadable: an empty `url` (a placeholder; [`resolve`] refuses it), unknown fields (Claude Code ignores them; `_`-prefixed keys are comments and pass
 /// silently), fields that the transport ignores, `${PLUGIN_ROOT}` (not a Claude Code variable),
 /// defaults that look nested, and `oauth` / `headersHelper`, which Warden does not run.
 pub fn check_entry(name: &str, entry: &Value) -> Vec<EntryProblem> {
@@ -500,6 +500,12 @@ pub fn check_entry(name: &str, entry: &Value) -> Vec<EntryProblem> {
                 None => p.error(
                     "url",
                     format!("missing: an {} server needs a `url` string", k.name()),
+                ),
+                // Published plugins ship `"url": ""` as a placeholder for a connector the
+                // user adds elsewhere; the plugin is otherwise fine, so this only warns.
+                Some(Value::String(u)) if u.trim().is_empty() => p.warning(
+                    "url",
+                    "is empty, so this server cannot connect (an empty `url` is a placeholder in some published plugins)",
                 ),
                 Some(Value::String(u)) => {
                     if let Some(msg) = url_problem(u, k, true) {
@@ -642,6 +648,9 @@ fn timeout_of(v: &Value) -> Result<Duration, String> {
 /// What is wrong with `url` for a `kind` server, if anything. With `before_expansion`, a URL
 /// whose scheme comes from a variable is accepted; it is checked again once expanded.
 fn url_problem(url: &str, kind: Kind, before_expansion: bool) -> Option<String> {
+    if url.trim().is_empty() {
+        return Some("is empty".to_string());
+    }
     let schemes = kind.schemes();
     let literal = if before_expansion {
         url.split("${").next().unwrap_or("")

@@ -230,6 +230,17 @@ fn url_schemes_fit_the_transport() {
     assert!(check(json!({"type": "http", "url": "https://"})).is_some());
     assert!(check(json!({"type": "http", "url": "HTTPS://Example.com"})).is_none());
     assert!(check(json!({"type": "sse", "url": "localhost:3000"})).is_some());
+
+    // An empty URL is a placeholder in published plugins: the entry loads, but cannot connect.
+    let placeholder = json!({"type": "http", "url": ""});
+    let p = check_entry("gmail", &placeholder);
+    assert_eq!(fields(&p, false), ["url"], "{p:?}");
+    assert_eq!(fields(&p, true), Vec::<String>::new());
+    let e = resolve("gmail", &placeholder, &|_: &str| None).expect_err("cannot connect");
+    assert!(
+        matches!(&e, McpConfigError::Invalid { field, .. } if field == "url"),
+        "{e:?}"
+    );
 }
 
 #[test]
