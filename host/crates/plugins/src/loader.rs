@@ -32,7 +32,7 @@ use crate::manifest::{
     ComponentSpec, ManifestSource, PluginManifest, declares_components, parse_manifest,
 };
 use crate::marketplace::{MarketplaceEntry, PluginSource};
-use crate::util::{Src, locate_key, read_limited};
+use crate::util::{Src, locate_key, locate_key_path, read_limited};
 use crate::warden::{WARDEN_TOML, WardenSection, parse_warden, read_warden_toml};
 use warden_config::json_type_name;
 
@@ -576,6 +576,7 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
         "mcpServers",
         &manifest.mcp_servers,
         mf,
+        text,
         &mut p.mcp_servers,
         &mut diags,
     );
@@ -586,15 +587,11 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
         "lspServers",
         &manifest.lsp_servers,
         mf,
+        text,
         &mut p.lsp_servers,
         &mut diags,
     );
     check_lsp(&mut p.lsp_servers, mf, &mut diags);
-    for (name, s) in &p.mcp_servers {
-        if serde_json::to_string(s).is_ok_and(|t| t.contains("${PLUGIN_ROOT}")) {
-            diags.push(Diagnostic::warning(mf, format!("MCP server `{name}` uses ${{PLUGIN_ROOT}}, which is not set; write ${{CLAUDE_PLUGIN_ROOT}}")));
-        }
-    }
     for ch in &manifest.channels {
         if !p.mcp_servers.contains_key(&ch.server) {
             diags.push(
@@ -977,12 +974,17 @@ pub(crate) fn read_json(path: &Path, diags: &mut Vec<Diagnostic>) -> Option<(Val
     }
 }
 
+/// Reads the servers of `key` (`mcpServers` / `lspServers`) from the default file, the manifest's
+/// paths and inline objects. `manifest_text` is the manifest's source, for positions of inline
+/// servers.
+#[allow(clippy::too_many_arguments)]
 fn load_servers(
     root: &Path,
     default: &Path,
     key: &str,
     spec: &Option<ComponentSpec>,
     mf: &Path,
+    manifest_text: Option<&str>,
     out: &mut Map<String, Value>,
     diags: &mut Vec<Diagnostic>,
 ) {
@@ -998,7 +1000,7 @@ fn load_servers(
         }
     }
     let mut seen = BTreeSet::new();
-    let mut sources: Vec<(Value, PathBuf)> = Vec::new();
+    let mut sources: Vec<(Value, PathBuf, Option<String>)> = Vec::new();
     for f in files {
         let Some(c) = contained(root, &f, key, mf, diags) else {
             continue;
@@ -1006,12 +1008,16 @@ fn load_servers(
         if !seen.insert(c.clone()) {
             continue;
         }
-        if let Some((v, _)) = read_json(&c, diags) {
-            sources.push((v, c));
+        if let Some((v, text)) = read_json(&c, diags) {
+            sources.push((v, c, Some(text)));
         }
     }
-    sources.extend(inline.into_iter().map(|v| (v, mf.to_path_buf())));
-    for (v, file) in sources {
+    sources.extend(
+        inline
+            .into_iter()
+            .map(|v| (v, mf.to_path_buf(), manifest_text.map(str::to_string))),
+    );
+    for (v, file, text) in sources {
         // Wrapped when `mcpServers`/`lspServers` holds an object; otherwise flat.
         let servers = match &v {
             Value::Object(o) => match o.get(key) {
@@ -1043,9 +1049,48 @@ fn load_servers(
                 ));
                 continue;
             }
+            if key == "mcpServers" {
+                check_mcp_server(&name, &s, &file, text.as_deref(), diags);
+            }
             // First declaration wins; a second identical or differing one is merged away.
             out.entry(name).or_insert(s);
         }
+    }
+}
+
+/// Turns [`warden_config::mcp::check_entry`]'s findings for one MCP server into diagnostics on
+/// `file`, positioned at the field when `text` (the file's source) shows where it is.
+fn check_mcp_server(
+    name: &str,
+    server: &Value,
+    file: &Path,
+    text: Option<&str>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    for problem in warden_config::mcp::check_entry(name, server) {
+        let message = format!("MCP server `{name}`: {problem}");
+        let d = if problem.error {
+            Diagnostic::error(file, message)
+        } else {
+            Diagnostic::warning(file, message)
+        };
+        let pos = text.and_then(|t| {
+            // The field's own key when it is written, else the server's key (a missing field).
+            let mut path: Vec<&str> = Vec::new();
+            if locate_key(t, "mcpServers").is_some() {
+                path.push("mcpServers");
+            }
+            path.push(name);
+            let server_pos = locate_key_path(t, &path);
+            let field = problem.field.split('[').next().unwrap_or("");
+            match field.split_once('.') {
+                Some((top, sub)) => path.extend([top, sub]),
+                None if !field.is_empty() => path.push(field),
+                None => {}
+            }
+            locate_key_path(t, &path).or(server_pos)
+        });
+        diags.push(d.at(pos));
     }
 }
 

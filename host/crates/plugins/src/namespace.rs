@@ -1,10 +1,5 @@
 //! External names of plugin components (Claude Code's namespacing, spec 4.5).
 
-/// Replaces characters outside `[A-Za-z0-9_-]` by `_` (MCP tool name rule).
-fn mcp_safe(s: &str) -> String {
-    crate::util::sanitize(s, '_')
-}
-
 /// `plugin:skill` (invoked as `/plugin:skill`).
 pub fn skill(plugin: &str, skill: &str) -> String {
     format!("{plugin}:{skill}")
@@ -27,12 +22,7 @@ pub fn mcp_server(plugin: &str, server: &str) -> String {
 
 /// MCP tool name `mcp__plugin_<plugin>_<server>__<tool>`, characters outside `[A-Za-z0-9_-]` → `_`.
 pub fn mcp_tool(plugin: &str, server: &str, tool: &str) -> String {
-    format!(
-        "mcp__plugin_{}_{}__{}",
-        mcp_safe(plugin),
-        mcp_safe(server),
-        mcp_safe(tool)
-    )
+    warden_config::mcp::tool_name(&format!("plugin_{plugin}_{server}"), tool)
 }
 
 /// Theme id `custom:<plugin>:<slug>`.

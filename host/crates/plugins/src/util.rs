@@ -5,17 +5,32 @@ use std::path::Path;
 
 /// 1-based (line, column) of the first `"key"` followed by `:` in `text`.
 pub(crate) fn locate_key(text: &str, key: &str) -> Option<(usize, usize)> {
+    find_key(text, key, 0).map(|at| line_col(text, at))
+}
+
+/// Byte offset of the first `"key"` followed by `:` at or after byte `from`.
+fn find_key(text: &str, key: &str, mut from: usize) -> Option<usize> {
     let needle = format!("\"{key}\"");
-    let mut from = 0;
-    while let Some(i) = text[from..].find(&needle) {
+    while let Some(i) = text.get(from..)?.find(&needle) {
         let at = from + i;
         let rest = text[at + needle.len()..].trim_start();
         if rest.starts_with(':') {
-            return Some(line_col(text, at));
+            return Some(at);
         }
         from = at + needle.len();
     }
     None
+}
+
+/// 1-based (line, column) of the last key of `path`, each key searched after the one before it
+/// (`["mcpServers", "db", "url"]` finds the `url` of server `db`, not an earlier `url`).
+pub(crate) fn locate_key_path(text: &str, path: &[&str]) -> Option<(usize, usize)> {
+    let mut at = None;
+    for key in path {
+        let from = at.map_or(0, |a: usize| a + 1);
+        at = Some(find_key(text, key, from)?);
+    }
+    at.map(|a| line_col(text, a))
 }
 
 /// The text a value was parsed from, so diagnostics can point at a key in it.
@@ -305,6 +320,17 @@ mod tests {
         let t = "{\n  \"name\": 1,\n  \"x\": \"name\"\n}";
         assert_eq!(locate_key(t, "name"), Some((2, 3)));
         assert_eq!(locate_key(t, "x"), Some((3, 3)));
+        let m = "{\"url\": 1, \"mcpServers\": {\"a\": {\"url\": 5},\n \"b\": {\"url\": 6}}}";
+        assert_eq!(
+            locate_key_path(m, &["mcpServers", "b", "url"]),
+            Some((2, 8))
+        );
+        assert_eq!(
+            locate_key_path(m, &["mcpServers", "a", "url"]),
+            Some((1, 33))
+        );
+        assert_eq!(locate_key_path(m, &["mcpServers", "c"]), None);
+        assert_eq!(locate_key_path(m, &[]), None);
         assert!(now_iso().ends_with('Z'));
         assert!(is_kebab("a-b1") && !is_kebab("A b") && !is_kebab("a--b"));
     }
