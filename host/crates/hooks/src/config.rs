@@ -299,10 +299,6 @@ pub fn parse_hooks(
                 let mut hwarn = |m: String| warn(format!("{at}.hooks[{hi}]: {m}"));
                 if let Some(parsed) = parse_handler(h, &ctx, &mut hwarn) {
                     match parsed.kind {
-                        HandlerKind::McpTool(_) => hwarn(
-                            "mcp_tool handlers are unsupported until MCP support lands in Warden (handler will be skipped)"
-                                .to_string(),
-                        ),
                         HandlerKind::Prompt(_) | HandlerKind::Agent(_) => hwarn(format!(
                             "{} handlers need a model, which Warden does not call (handler will be skipped)",
                             parsed.kind.handler_type().as_str()

@@ -18,8 +18,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::config::{HookConfig, HookSource, RegisteredHook};
 use crate::event::Event;
 use crate::exec::{
-    ProcessSpec, RawOutcome, WasmHookCall, WasmHookRunner, interpolate_header, run_http,
-    run_process,
+    McpToolCall, McpToolRunner, ProcessSpec, RawOutcome, WasmHookCall, WasmHookRunner,
+    interpolate_header, mcp_raw_outcome, run_http, run_process, substitute_input,
 };
 use crate::handler::{CommandHandler, HandlerKind, HandlerType, Shell};
 use crate::merge::{MergedResult, merge_iter};
@@ -71,6 +71,8 @@ pub struct DispatchOptions {
     pub wasm_only: bool,
     /// Runs WASM handlers; without it they are skipped with a notice.
     pub wasm_runner: Option<Arc<dyn WasmHookRunner>>,
+    /// Calls the tools of `mcp_tool` handlers; without it they are skipped with a notice.
+    pub mcp_runner: Option<Arc<dyn McpToolRunner>>,
     /// Working directory of hook processes (the project directory in Claude Code).
     pub cwd: PathBuf,
     /// `CLAUDE_PROJECT_DIR`.
@@ -97,6 +99,7 @@ impl std::fmt::Debug for DispatchOptions {
         f.debug_struct("DispatchOptions")
             .field("wasm_only", &self.wasm_only)
             .field("wasm_runner", &self.wasm_runner.is_some())
+            .field("mcp_runner", &self.mcp_runner.is_some())
             .field("cwd", &self.cwd)
             .field("project_dir", &self.project_dir)
             .field("stop_block_cap", &self.stop_block_cap)
@@ -116,6 +119,7 @@ impl DispatchOptions {
         DispatchOptions {
             wasm_only: false,
             wasm_runner: None,
+            mcp_runner: None,
             cwd: project_dir.clone(),
             project_dir,
             env: None,
@@ -131,6 +135,12 @@ impl DispatchOptions {
     /// Sets the WASM runner.
     pub fn with_wasm_runner(mut self, runner: Arc<dyn WasmHookRunner>) -> Self {
         self.wasm_runner = Some(runner);
+        self
+    }
+
+    /// Sets the runner of `mcp_tool` handlers.
+    pub fn with_mcp_runner(mut self, runner: Arc<dyn McpToolRunner>) -> Self {
+        self.mcp_runner = Some(runner);
         self
     }
 }
@@ -167,6 +177,9 @@ pub struct DispatchResult {
 struct Ctx {
     event: Event,
     input: Arc<str>,
+    /// The hook input as JSON, kept only when an `mcp_tool` handler runs: its `${path}`
+    /// templates read from it.
+    input_value: Option<Value>,
     base_env: BTreeMap<String, String>,
     opts: DispatchOptions,
     http_allowed_env_vars: Option<Vec<String>>,
@@ -288,11 +301,13 @@ pub async fn dispatch(
             continue;
         }
         match ty {
-            HandlerType::McpTool => {
-                reports.push(skipped(
-                    hook,
-                    "mcp_tool handlers are unsupported until MCP support lands".into(),
-                ));
+            HandlerType::McpTool if opts.mcp_runner.is_none() => {
+                let msg = format!(
+                    "{}: no MCP tool runner configured; skipped",
+                    hook.handler.label()
+                );
+                warnings.push(msg.clone());
+                reports.push(skipped(hook, msg));
                 continue;
             }
             HandlerType::Prompt | HandlerType::Agent => {
@@ -321,13 +336,20 @@ pub async fn dispatch(
 
     let session_end_budget = (event == Event::SessionEnd).then(|| session_end_budget(config, opts));
     // Only processes and HTTP headers read the environment; snapshotting it costs more than a
-    // WASM call, so an all-WASM dispatch skips it.
-    let needs_env = selected
+    // WASM call, so a dispatch without them skips it.
+    let needs_env = selected.iter().any(|h| {
+        matches!(
+            h.handler.kind.handler_type(),
+            HandlerType::Command | HandlerType::Http
+        )
+    });
+    let needs_value = selected
         .iter()
-        .any(|h| h.handler.kind.handler_type() != HandlerType::Wasm);
+        .any(|h| h.handler.kind.handler_type() == HandlerType::McpTool);
     let ctx = Arc::new(Ctx {
         event,
         input: Arc::from(input.to_string()),
+        input_value: needs_value.then(|| input.clone()),
         base_env: if needs_env {
             base_env(opts)
         } else {
@@ -916,7 +938,59 @@ async fn run_one(
             let r = run_http(&h.url, &headers, ctx.input.clone(), timeout).await;
             (classify_http(ctx.event, &r, on_failure, label, spill), None)
         }
-        HandlerKind::McpTool(_) | HandlerKind::Prompt(_) | HandlerKind::Agent(_) => (
+        HandlerKind::McpTool(m) => {
+            let Some(runner) = &ctx.opts.mcp_runner else {
+                return (
+                    Classified {
+                        outcome: Outcome::Skipped {
+                            reason: "no MCP tool runner".into(),
+                        },
+                        json: None,
+                        plain: None,
+                    },
+                    None,
+                );
+            };
+            let arguments = match &m.input {
+                None => Map::new(),
+                Some(template) => {
+                    match substitute_input(
+                        template,
+                        ctx.input_value.as_ref().unwrap_or(&Value::Null),
+                    ) {
+                        Value::Object(args) => args,
+                        // Parsing only accepts objects; a handler built in code may not.
+                        other => {
+                            let raw = RawOutcome::error(format!(
+                                "`input` of MCP tool `{}` on server `{}` must be an object, found {other}",
+                                m.tool, m.server
+                            ));
+                            return (
+                                classify_owned(ctx.event, raw, on_failure, label, spill),
+                                None,
+                            );
+                        }
+                    }
+                }
+            };
+            let call = McpToolCall {
+                server: &m.server,
+                tool: &m.tool,
+                arguments,
+                event: ctx.event,
+                timeout,
+            };
+            let raw = match tokio::time::timeout(timeout, runner.call(call)).await {
+                Ok(reply) => mcp_raw_outcome(&m.server, &m.tool, reply),
+                Err(_) => RawOutcome::timed_out(),
+            };
+            // No process exited, so there is no exit code to report.
+            (
+                classify_owned(ctx.event, raw, on_failure, label, spill),
+                None,
+            )
+        }
+        HandlerKind::Prompt(_) | HandlerKind::Agent(_) => (
             Classified {
                 outcome: Outcome::Skipped {
                     reason: "unsupported handler type".into(),

@@ -1,6 +1,6 @@
-//! Running handlers: command processes, HTTP requests and WASM components (through
-//! [`WasmHookRunner`]). Every runner produces a raw result; `output.rs` classifies it (and
-//! depends on this file, not the other way round).
+//! Running handlers: command processes, HTTP requests, WASM components (through
+//! [`WasmHookRunner`]) and MCP tool calls (through [`McpToolRunner`]). Every runner produces a
+//! raw result; `output.rs` classifies it (and depends on this file, not the other way round).
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -117,6 +117,129 @@ pub trait WasmHookRunner: Send + Sync {
         &'a self,
         call: WasmHookCall<'a>,
     ) -> Pin<Box<dyn Future<Output = RawOutcome> + Send + 'a>>;
+}
+
+/// One `mcp_tool` handler call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpToolCall<'a> {
+    /// The server as configured: its name, or `plugin:<plugin>:<server>` for a plugin's server.
+    pub server: &'a str,
+    /// The tool on that server.
+    pub tool: &'a str,
+    /// The handler's `input` after `${path}` substitution from the hook input (rules on
+    /// [`McpToolHandler::input`](crate::McpToolHandler::input)); empty when it has none.
+    pub arguments: Map<String, Value>,
+    /// The event.
+    pub event: Event,
+    /// Budget for the call. The dispatcher also enforces it by dropping the future.
+    pub timeout: Duration,
+}
+
+/// The text a tool returned, or why there is none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum McpToolReply {
+    /// The joined text content of a successful call; it is read as a command's stdout.
+    Text(String),
+    /// The tool answered with `isError: true`; the text it gave.
+    ToolError(String),
+    /// No such server, or it is not connected; why.
+    NotConnected(String),
+    /// Transport or protocol failure; what went wrong.
+    Failed(String),
+}
+
+/// Calls tools on connected MCP servers. The host implements it with its MCP client; tests use
+/// an in-process function.
+pub trait McpToolRunner: Send + Sync {
+    /// Calls `call.tool` on `call.server` with `call.arguments`, within `call.timeout`. It must
+    /// not connect or authenticate a server that is not already connected (spec 1.6).
+    fn call<'a>(
+        &'a self,
+        call: McpToolCall<'a>,
+    ) -> Pin<Box<dyn Future<Output = McpToolReply> + Send + 'a>>;
+}
+
+/// Substitutes `${path}` templates in the string values of an `mcp_tool` handler's `input`,
+/// with the rules documented on [`McpToolHandler::input`](crate::McpToolHandler::input).
+pub(crate) fn substitute_input(template: &Value, hook_input: &Value) -> Value {
+    match template {
+        Value::String(s) => Value::String(substitute_paths(s, hook_input)),
+        Value::Array(a) => {
+            Value::Array(a.iter().map(|v| substitute_input(v, hook_input)).collect())
+        }
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), substitute_input(v, hook_input)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn lookup<'v>(root: &'v Value, path: &str) -> Option<&'v Value> {
+    path.split('.').try_fold(root, |v, seg| match v {
+        Value::Object(m) => m.get(seg),
+        Value::Array(a) => a.get(seg.parse::<usize>().ok()?),
+        _ => None,
+    })
+}
+
+fn substitute_paths(s: &str, hook_input: &Value) -> String {
+    static RE: OnceLock<Option<regex::Regex>> = OnceLock::new();
+    let Some(re) = RE.get_or_init(|| regex::Regex::new(r"\$\{([^{}]+)\}").ok()) else {
+        return s.to_string();
+    };
+    re.replace_all(s, |c: &regex::Captures<'_>| {
+        let path = c.get(1).map_or("", |m| m.as_str());
+        match lookup(hook_input, path) {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(v)) => v.clone(),
+            Some(other) => other.to_string(),
+        }
+    })
+    .into_owned()
+}
+
+/// Cuts `s` to at most [`MAX_CAPTURE_BYTES`] on a character boundary, so a tool's text is
+/// bounded exactly as a command's stdout is.
+fn cap_capture(mut s: String) -> String {
+    if s.len() > MAX_CAPTURE_BYTES {
+        let mut end = MAX_CAPTURE_BYTES;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        s.truncate(end);
+    }
+    s
+}
+
+/// Turns a tool's reply into the raw result a command would have given: its text is stdout of
+/// a run that exited 0, and a call that produced no text is a handler that could not run (a
+/// non-blocking error, or a failure for `onFailure`).
+pub(crate) fn mcp_raw_outcome(server: &str, tool: &str, reply: McpToolReply) -> RawOutcome {
+    let with_detail = |what: String, detail: &str| {
+        let detail = detail.trim();
+        if detail.is_empty() {
+            what
+        } else {
+            format!("{what}: {detail}")
+        }
+    };
+    match reply {
+        McpToolReply::Text(text) => RawOutcome::exited(0, cap_capture(text), ""),
+        McpToolReply::ToolError(detail) => RawOutcome::error(with_detail(
+            format!("MCP tool `{tool}` on server `{server}` returned an error"),
+            &detail,
+        )),
+        McpToolReply::NotConnected(detail) => RawOutcome::error(with_detail(
+            format!("MCP server `{server}` is not connected, so tool `{tool}` cannot be called"),
+            &detail,
+        )),
+        McpToolReply::Failed(detail) => RawOutcome::error(with_detail(
+            format!("calling MCP tool `{tool}` on server `{server}` failed"),
+            &detail,
+        )),
+    }
 }
 
 /// A fully prepared process.

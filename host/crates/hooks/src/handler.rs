@@ -141,14 +141,27 @@ pub struct HttpHandler {
     pub allowed_env_vars: Vec<String>,
 }
 
-/// An `mcp_tool` handler (parsed and listed; not executed until MCP support lands).
+/// An `mcp_tool` handler: a call to a tool on an already connected MCP server, made through
+/// the host's [`McpToolRunner`](crate::McpToolRunner). The tool's text is read as a command's
+/// stdout; a server that is not connected, a tool error or a failed call is a non-blocking
+/// error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpToolHandler {
-    /// Configured server name.
+    /// Configured server name; a plugin's server is `plugin:<plugin>:<server>`.
     pub server: String,
     /// Tool on that server.
     pub tool: String,
-    /// Tool arguments with `${path}` templates.
+    /// Tool arguments, an object whose string values may hold `${path}` templates.
+    ///
+    /// `path` is a dotted path into the hook input, e.g. `${tool_input.file_path}`; a segment
+    /// that is a number indexes an array (`${tool_input.edits.0.old_string}`). Templates are
+    /// replaced in string values at any depth (object keys are left alone), and always as text,
+    /// even when the template is the whole string, so the tool gets the same kind of value
+    /// whatever the hook input holds:
+    /// * a string is inserted as it is;
+    /// * a number, boolean, array or object is inserted as its JSON text;
+    /// * a missing path, or `null`, becomes the empty string: hook inputs leave optional fields
+    ///   out or set them to `null` interchangeably, and the tool should see the same for both.
     pub input: Option<Value>,
 }
 

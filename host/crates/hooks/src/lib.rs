@@ -3,7 +3,8 @@
 //! Existing Claude Code plugins run unchanged: their `hooks/hooks.json`, settings-file hooks and
 //! skill/agent frontmatter hooks are loaded with Claude Code's rules, and Warden's WASM hook
 //! components (declared in the `warden` section of `plugin.json`) run beside them through the
-//! same classification and merge.
+//! same classification and merge. `mcp_tool` handlers call their tool through the host's MCP
+//! client, behind [`McpToolRunner`], and the tool's text is classified as a command's stdout.
 //!
 //! Flow:
 //! 1. [`HookConfigBuilder`] collects hooks from settings ([`warden_config::Settings`]), plugins,
@@ -49,7 +50,8 @@
 //! Behaviour choices where the specification is silent are documented on the item concerned:
 //! [`MILLISECOND_TIMEOUT_THRESHOLD`] (timeouts that look like milliseconds),
 //! [`HookConfigBuilder::build`] (gates), [`dispatch`] (dedup, loop cap, async, `once`),
-//! [`cap_text`] (spilling), [`to_cc_output`] (exit codes).
+//! [`cap_text`] (spilling), [`to_cc_output`] (exit codes), [`McpToolHandler::input`]
+//! (`${path}` templates).
 
 mod config;
 mod dispatch;
@@ -71,7 +73,10 @@ pub use dispatch::{
     SESSION_END_BASE_BUDGET, SESSION_END_MAX_BUDGET, dispatch,
 };
 pub use event::{Event, UnknownEvent};
-pub use exec::{MAX_CAPTURE_BYTES, PIPE_GRACE, RawOutcome, WasmHookCall, WasmHookRunner};
+pub use exec::{
+    MAX_CAPTURE_BYTES, McpToolCall, McpToolReply, McpToolRunner, PIPE_GRACE, RawOutcome,
+    WasmHookCall, WasmHookRunner,
+};
 pub use handler::{
     CommandHandler, Handler, HandlerKind, HandlerType, HttpHandler, MAX_TIMEOUT,
     MILLISECOND_TIMEOUT_THRESHOLD, McpToolHandler, ModelHandler, OnFailure, Shell, WasmHandler,

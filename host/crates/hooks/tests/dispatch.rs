@@ -525,23 +525,18 @@ async fn session_end_hooks_share_a_short_budget() {
 }
 
 #[tokio::test]
-async fn unsupported_handler_types_are_skipped() {
+async fn model_handlers_are_skipped() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = common::user_hooks(common::one_group(
         "PreToolUse",
         "*",
         json!([
-            {"type": "mcp_tool", "server": "s", "tool": "t"},
             {"type": "prompt", "prompt": "is this ok? $ARGUMENTS"},
             {"type": "agent", "prompt": "check"}
         ]),
     ));
-    assert_eq!(cfg.warnings.len(), 3);
-    assert!(
-        cfg.warnings[0]
-            .message
-            .contains("unsupported until MCP support lands")
-    );
+    assert_eq!(cfg.warnings.len(), 2);
+    assert!(cfg.warnings[0].message.contains("need a model"));
     assert!(cfg.warnings[1].message.contains("need a model"));
     let r = dispatch(
         Event::PreToolUse,
@@ -550,7 +545,7 @@ async fn unsupported_handler_types_are_skipped() {
         &common::opts(dir.path()),
     )
     .await;
-    assert_eq!(r.handlers.len(), 3);
+    assert_eq!(r.handlers.len(), 2);
     assert!(
         r.handlers
             .iter()
