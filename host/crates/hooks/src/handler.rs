@@ -95,7 +95,10 @@ impl Event {
     }
 }
 
-/// `onFailure` of command, http and wasm handlers (spec 1.11).
+/// `onFailure` of command, http, mcp_tool and wasm handlers (spec 1.11).
+///
+/// Claude Code documents it for command and http handlers only; an `mcp_tool` or `wasm` handler
+/// stands in for a command hook, so it takes the same field rather than silently failing open.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OnFailure {
     /// Failures are non-blocking (the default).
@@ -143,8 +146,8 @@ pub struct HttpHandler {
 
 /// An `mcp_tool` handler: a call to a tool on an already connected MCP server, made through
 /// the host's [`McpToolRunner`](crate::McpToolRunner). The tool's text is read as a command's
-/// stdout; a server that is not connected, a tool error or a failed call is a non-blocking
-/// error.
+/// stdout; a server that is not connected, a tool error or a failed call is a non-blocking error
+/// (or a failure for `onFailure: "block"`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct McpToolHandler {
     /// Configured server name; a plugin's server is `plugin:<plugin>:<server>`.
@@ -515,7 +518,7 @@ pub(crate) fn parse_handler(
             })
         }
         HandlerType::McpTool => {
-            check_keys(obj, &["server", "tool", "input"], warn);
+            check_keys(obj, &["server", "tool", "input", "onFailure"], warn);
             let (Some(server), Some(tool)) = (
                 obj.get("server").and_then(Value::as_str),
                 obj.get("tool").and_then(Value::as_str),
@@ -523,10 +526,20 @@ pub(crate) fn parse_handler(
                 warn("mcp_tool handler needs string `server` and `tool` (skipped)".to_string());
                 return None;
             };
+            // Calling the tool without the arguments its author wrote could do something else
+            // entirely, so a malformed `input` drops the handler rather than the field.
+            let input = match obj.get("input") {
+                None | Some(Value::Null) => None,
+                Some(v @ Value::Object(_)) => Some(v.clone()),
+                Some(_) => {
+                    warn("mcp_tool `input` must be an object (skipped)".to_string());
+                    return None;
+                }
+            };
             HandlerKind::McpTool(McpToolHandler {
                 server: server.to_string(),
                 tool: tool.to_string(),
-                input: obj.get("input").cloned(),
+                input,
             })
         }
         HandlerType::Prompt | HandlerType::Agent => {
@@ -592,7 +605,9 @@ pub(crate) fn parse_handler(
         warn("`once` is only honoured in skill frontmatter (ignored)".to_string());
     }
     let on_failure = match ty {
-        HandlerType::Command | HandlerType::Http | HandlerType::Wasm => parse_on_failure(obj, warn),
+        HandlerType::Command | HandlerType::Http | HandlerType::McpTool | HandlerType::Wasm => {
+            parse_on_failure(obj, warn)
+        }
         _ => OnFailure::Continue,
     };
     Some(Handler {

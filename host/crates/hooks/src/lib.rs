@@ -51,7 +51,7 @@
 //! [`MILLISECOND_TIMEOUT_THRESHOLD`] (timeouts that look like milliseconds),
 //! [`HookConfigBuilder::build`] (gates), [`dispatch`] (dedup, loop cap, async, `once`),
 //! [`cap_text`] (spilling), [`to_cc_output`] (exit codes), [`McpToolHandler::input`]
-//! (`${path}` templates).
+//! (`${path}` templates), [`OnFailure`] (handler types it applies to).
 
 mod config;
 mod dispatch;

@@ -266,6 +266,26 @@ async fn tool_errors_and_missing_servers_are_non_blocking_errors_naming_server_a
 }
 
 #[tokio::test]
+async fn on_failure_block_denies_when_the_server_is_not_connected() {
+    let cfg = mcp_config(
+        "PreToolUse",
+        json!({"type": "mcp_tool", "server": "scanner", "tool": "check", "onFailure": "block"}),
+    );
+    let runner = Runner::replying(McpToolReply::NotConnected(String::new()));
+    let input = common::pre_tool("Bash", json!({"command": "ls"}));
+    let r = run(&cfg, runner, Event::PreToolUse, &input).await;
+    assert!(r.merged.blocked);
+    assert_eq!(
+        r.merged.block_reasons,
+        vec!["[scanner:check]: failed; blocking because onFailure is \"block\"".to_string()]
+    );
+    assert_eq!(
+        r.merged.permission_verdict().decision,
+        Some(HookVerdict::Decided(Decision::Deny))
+    );
+}
+
+#[tokio::test]
 async fn a_tool_that_outlives_its_timeout_is_cancelled_without_a_decision() {
     let cfg = mcp_config(
         "PreToolUse",
@@ -318,4 +338,22 @@ async fn without_a_runner_mcp_tool_handlers_are_skipped_with_a_notice() {
         r.warnings
     );
     assert_eq!(r.merged, MergedResult::empty(Event::PreToolUse));
+}
+
+#[test]
+fn an_input_that_is_not_an_object_drops_the_handler() {
+    let cfg = common::user_hooks(common::one_group(
+        "PreToolUse",
+        "*",
+        json!([{"type": "mcp_tool", "server": "s", "tool": "t", "input": "${tool_input}"}]),
+    ));
+    assert_eq!(cfg.warnings.len(), 1);
+    assert!(
+        cfg.warnings[0]
+            .message
+            .contains("`input` must be an object"),
+        "{:?}",
+        cfg.warnings
+    );
+    assert!(cfg.hooks(Event::PreToolUse).is_empty());
 }
