@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 use warden::session::{
-    AskAnswer, AskRequest, Asker, DenyAsker, Session, SessionOptions, Step, ToolOutcome, ToolStatus,
+    AskAnswer, AskFuture, AskRequest, Asker, DenyAsker, Session, SessionOptions, Step, ToolOutcome,
+    ToolStatus,
 };
 use warden_config::Home;
 use warden_permissions::Decision;
@@ -124,12 +125,12 @@ fn steps(o: &ToolOutcome) -> Vec<Step> {
 struct Yes(Mutex<Vec<String>>);
 
 impl Asker for Yes {
-    fn ask(&self, r: &AskRequest<'_>) -> AskAnswer {
+    fn ask<'a>(&'a self, r: AskRequest<'a>) -> AskFuture<'a> {
         self.0
             .lock()
             .expect("lock")
             .push(format!("{} {}", r.tool, r.reason));
-        AskAnswer::AllowOnce
+        Box::pin(std::future::ready(AskAnswer::AllowOnce))
     }
 }
 

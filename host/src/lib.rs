@@ -13,6 +13,7 @@
 //! See `ARCHITECTURE.md` for how a hook call travels through these modules.
 
 pub mod instructions;
+pub mod mcp;
 pub mod session;
 pub mod tools;
 

@@ -75,6 +75,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
 
+    // MCP servers, as configured: listing them starts none.
+    let servers: Vec<serde_json::Value> = session
+        .mcp()
+        .servers()
+        .iter()
+        .map(|s| super::mcp::describe(&s.entry))
+        .collect();
+    for p in session.mcp().problems() {
+        ctx.warnings
+            .push(Warning::new(std::path::Path::new("MCP"), p.clone()));
+    }
     if args.json {
         let mut v = serde_json::to_value(&ctx)?;
         if let Some(m) = v.as_object_mut() {
@@ -82,10 +93,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 "instructions_loaded_hooks".into(),
                 serde_json::to_value(&firings)?,
             );
+            m.insert("mcp_servers".into(), serde_json::Value::Array(servers));
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print!("{}", render(&ctx, &firings));
+        let mut out = render(&ctx, &firings);
+        let _ = writeln!(out, "\nMCP servers ({}):", servers.len());
+        for s in &servers {
+            let _ = writeln!(out, "  {}", super::mcp::describe_line(s));
+        }
+        print!("{out}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -18,7 +18,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use serde_json::{Value, json};
-use warden::session::{AskAnswer, AskRequest, Asker, Session, SessionOptions, ToolStatus};
+use warden::session::{
+    AskAnswer, AskFuture, AskRequest, Asker, Session, SessionOptions, ToolStatus,
+};
 use warden_config::{Home, Scope};
 use warden_hooks::{Event, Outcome, dispatch, to_cc_output};
 use warden_plugins::{InstallOptions, PluginManager};
@@ -190,8 +192,8 @@ fn indent(text: &str) -> String {
 struct ApproveAll;
 
 impl Asker for ApproveAll {
-    fn ask(&self, _: &AskRequest<'_>) -> AskAnswer {
-        AskAnswer::AllowOnce
+    fn ask<'a>(&'a self, _: AskRequest<'a>) -> AskFuture<'a> {
+        Box::pin(std::future::ready(AskAnswer::AllowOnce))
     }
 
     fn label(&self) -> &str {

@@ -9,6 +9,7 @@ mod context;
 mod demo;
 mod hook;
 mod hook_wasm;
+mod mcp;
 mod plugin;
 mod serve;
 mod skill;
@@ -44,6 +45,9 @@ enum Command {
     /// Show what a session in a directory would load: memory files and why, rules, the skill
     /// listing, agents, commands and every warning.
     Context(context::Args),
+    /// Warden's MCP client and server: `serve` its WASM tools to any MCP client; `list`,
+    /// `tools` and `call` the MCP servers a session is configured with.
+    Mcp(mcp::Args),
     /// Render a skill as invoked (`show`, running its `!` commands through the permission
     /// rules) or list them (`list`).
     Skill(skill::Args),
@@ -61,6 +65,7 @@ pub fn main() -> ExitCode {
         Command::Plugin(a) => plugin::run(a),
         Command::Context(a) => context::run(a),
         Command::Skill(a) => skill::run(a),
+        Command::Mcp(a) => mcp::run(a),
     };
     match result {
         Ok(code) => code,

@@ -563,7 +563,27 @@ fn print_installed(json: bool, r: &warden_plugins::InstallReport) {
             eprintln!("{w}");
         }
     }
-    print(json, &InstallOutcome::Installed(r.clone()));
+    // Its MCP servers: what the plugin will start or reach, and the names their tools get.
+    let servers = super::mcp::plugin_servers(&r.install_path, &r.plugin_id);
+    if json {
+        match serde_json::to_value(InstallOutcome::Installed(r.clone())) {
+            Ok(mut v) => {
+                if let Some(o) = v.as_object_mut() {
+                    o.insert("mcpServers".into(), serde_json::Value::Array(servers));
+                }
+                println!("{v}");
+            }
+            Err(e) => eprintln!("✘ cannot encode the result as JSON: {e}"),
+        }
+    } else {
+        print(json, &InstallOutcome::Installed(r.clone()));
+        if !servers.is_empty() {
+            println!("  MCP servers ({}):", servers.len());
+            for s in &servers {
+                println!("    {}", super::mcp::describe_line(s));
+            }
+        }
+    }
     precompile(json, r);
 }
 

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use serde_json::{Value, json};
-use warden::session::{AskAnswer, AskRequest, Asker, DenyAsker, Session, ToolOutcome, ToolStatus};
+use warden::session::{
+    AskAnswer, AskFuture, AskRequest, Asker, DenyAsker, Session, ToolOutcome, ToolStatus,
+};
 
 use super::SessionArgs;
 
@@ -45,7 +47,18 @@ pub struct Args {
 struct TerminalAsker;
 
 impl Asker for TerminalAsker {
-    fn ask(&self, r: &AskRequest<'_>) -> AskAnswer {
+    fn ask<'a>(&'a self, r: AskRequest<'a>) -> AskFuture<'a> {
+        // Reading the terminal blocks; this process has nothing else to do meanwhile.
+        Box::pin(std::future::ready(Self::prompt(&r)))
+    }
+
+    fn label(&self) -> &str {
+        "terminal"
+    }
+}
+
+impl TerminalAsker {
+    fn prompt(r: &AskRequest<'_>) -> AskAnswer {
         let mut err = std::io::stderr();
         let _ = write!(
             err,
@@ -62,18 +75,14 @@ impl Asker for TerminalAsker {
             _ => AskAnswer::Deny,
         }
     }
-
-    fn label(&self) -> &str {
-        "terminal"
-    }
 }
 
 /// `--yes`: every ask answered "allow once".
 struct YesAsker;
 
 impl Asker for YesAsker {
-    fn ask(&self, _: &AskRequest<'_>) -> AskAnswer {
-        AskAnswer::AllowOnce
+    fn ask<'a>(&'a self, _: AskRequest<'a>) -> AskFuture<'a> {
+        Box::pin(std::future::ready(AskAnswer::AllowOnce))
     }
 
     fn label(&self) -> &str {
@@ -92,7 +101,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     opts.programs = args.programs.clone();
     let session = Arc::new(Session::load(&opts));
-    let asker: &dyn Asker = if args.yes {
+    call_and_report(
+        &session,
+        &args.name,
+        input,
+        &Report {
+            command: "warden tool",
+            yes: args.yes,
+            explain: args.explain,
+            json: args.json,
+        },
+    )
+}
+
+/// How `warden tool` and `warden mcp call` run and print one call.
+pub(crate) struct Report {
+    /// For error messages.
+    pub command: &'static str,
+    /// `--yes`.
+    pub yes: bool,
+    /// `--explain`.
+    pub explain: bool,
+    /// `--json`.
+    pub json: bool,
+}
+
+/// Runs `name` through the session's pipeline and prints the result (exit codes as in the
+/// module docs). MCP servers the call started are shut down before returning.
+pub(crate) fn call_and_report(
+    session: &Arc<Session>,
+    name: &str,
+    input: Value,
+    how: &Report,
+) -> anyhow::Result<ExitCode> {
+    let asker: &dyn Asker = if how.yes {
         &YesAsker
     } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         &TerminalAsker
@@ -104,14 +146,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let outcome = match rt.block_on(session.call_tool(&args.name, input, asker)) {
+    let result = rt.block_on(async {
+        let r = session.call_tool(name, input, asker).await;
+        session.close().await;
+        r
+    });
+    let outcome = match result {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("warden tool: {e}");
+            eprintln!("{}: {e}", how.command);
             return Ok(ExitCode::from(2));
         }
     };
-    if args.explain {
+    if how.explain {
         for t in &outcome.trace {
             eprintln!(
                 "  {:<18} {:<10} {}{}",
@@ -126,7 +173,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let (kind, text, code) = summary(&outcome);
-    if args.json {
+    if how.json {
         let structured = match &outcome.status {
             ToolStatus::Ok {
                 structured: Some(s),
@@ -151,7 +198,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else if code == 0 {
         println!("{text}");
     } else {
-        eprintln!("{} {kind}: {text}", args.name);
+        eprintln!("{name} {kind}: {text}");
     }
     Ok(ExitCode::from(code))
 }

@@ -149,3 +149,52 @@ impl WasmHookRunner for WasmRunner {
         })
     }
 }
+
+/// Runs `mcp_tool` hook handlers on the session's MCP servers. A server that is configured
+/// and approved but not yet started is started for the handler (Warden has no start-up phase
+/// that would have connected it); one that is not configured, not approved or fails to start
+/// is "not connected", a non-blocking error as in Claude Code. The call is the handler's
+/// own: it is not a model's tool call, so it does not pass the permission rules.
+pub struct McpHookRunner {
+    session: Arc<Session>,
+}
+
+impl McpHookRunner {
+    /// A runner on `session`'s servers.
+    pub fn new(session: Arc<Session>) -> Self {
+        McpHookRunner { session }
+    }
+}
+
+impl warden_hooks::McpToolRunner for McpHookRunner {
+    fn call<'a>(
+        &'a self,
+        call: warden_hooks::McpToolCall<'a>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = warden_hooks::McpToolReply> + Send + 'a>>
+    {
+        use warden_hooks::McpToolReply;
+        Box::pin(async move {
+            let hub = self.session.mcp();
+            let Some(server) = hub.by_name(call.server) else {
+                return McpToolReply::NotConnected(format!(
+                    "no MCP server `{}` is configured",
+                    call.server
+                ));
+            };
+            let conn = match hub.connect(server).await {
+                Ok(c) => c,
+                Err(e) => return McpToolReply::NotConnected(e),
+            };
+            match conn
+                .call(call.tool, call.arguments, Some(call.timeout))
+                .await
+            {
+                Ok(r) if r.is_error == Some(true) => {
+                    McpToolReply::ToolError(crate::mcp::client::result_text(&r))
+                }
+                Ok(r) => McpToolReply::Text(crate::mcp::client::result_text(&r)),
+                Err(e) => McpToolReply::Failed(e.0),
+            }
+        })
+    }
+}

@@ -35,14 +35,15 @@ use warden_permissions::{Mode, Permissions, PermissionsError};
 use warden_plugins::{LoadedPlugin, PluginManager};
 
 use crate::capability::{AskAt, PermissionPolicy};
+use crate::mcp::McpHub;
 use crate::runtime::{
     ComponentCache, FsGrant, Grant, Policy, ProcessConfinement, Runtime, RuntimeConfig,
     RuntimeError,
 };
 
-pub use hooks::WasmRunner;
+pub use hooks::{McpHookRunner, WasmRunner};
 pub use pipeline::{
-    AskAnswer, AskRequest, Asker, DenyAsker, Step, ToolOutcome, ToolStatus, TraceStep,
+    AskAnswer, AskFuture, AskRequest, Asker, DenyAsker, Step, ToolOutcome, ToolStatus, TraceStep,
 };
 pub use registry::{RegisteredTool, ToolRegistry, ToolSource};
 
@@ -76,6 +77,8 @@ pub struct SessionOptions {
     pub session_id: Option<String>,
     /// Run no hooks at all (`warden check --no-hooks`: rules only).
     pub no_hooks: bool,
+    /// Caps every tool call's deadline (`warden mcp serve --tool-timeout`).
+    pub tool_deadline: Option<std::time::Duration>,
     /// Loaded components to use instead of a cache of the session's own: a long-lived
     /// process (`warden serve`) keeps one across sessions, so its engine, compiled code and
     /// instance templates outlive each session. `runtime` is then ignored.
@@ -107,6 +110,7 @@ impl SessionOptions {
             programs: Vec::new(),
             session_id: None,
             no_hooks: false,
+            tool_deadline: None,
             components: None,
         }
     }
@@ -186,6 +190,15 @@ pub enum SessionError {
         /// The tool.
         tool: String,
     },
+    /// An MCP tool whose server is configured but cannot be used (not approved, failed to
+    /// start, or has no such tool).
+    #[error("{tool}: {message}")]
+    Mcp {
+        /// The tool asked for.
+        tool: String,
+        /// Why it cannot be run.
+        message: String,
+    },
 }
 
 /// A loaded session.
@@ -207,6 +220,7 @@ pub struct Session {
     components: OnceLock<Result<Arc<ComponentCache>, String>>,
     registry: OnceLock<ToolRegistry>,
     processes: OnceLock<ProcessConfinement>,
+    mcp: OnceLock<McpHub>,
 }
 
 impl std::fmt::Debug for Session {
@@ -249,6 +263,7 @@ impl Session {
             components: OnceLock::new(),
             registry: OnceLock::new(),
             processes: OnceLock::new(),
+            mcp: OnceLock::new(),
         }
     }
 
@@ -364,9 +379,39 @@ impl Session {
     /// [`Session::guest_policy`]`(false)`.
     pub fn dispatch_options(self: &Arc<Self>) -> Result<DispatchOptions, SessionError> {
         let runner = Arc::new(WasmRunner::new(self.clone(), self.guest_policy(false)));
-        let mut opts = DispatchOptions::new(&self.cwd).with_wasm_runner(runner);
+        let mut opts = DispatchOptions::new(&self.cwd)
+            .with_wasm_runner(runner)
+            .with_mcp_runner(Arc::new(McpHookRunner::new(self.clone())));
         opts.cwd = self.cwd.clone();
         Ok(opts)
+    }
+
+    /// Ends what the session started that outlives a call: its MCP servers' connections (and
+    /// the process groups of stdio servers). Call it before the runtime that ran the calls
+    /// goes away.
+    pub async fn close(&self) {
+        if let Some(hub) = self.mcp.get() {
+            hub.shutdown().await;
+        }
+    }
+
+    /// The MCP servers of this session (user, local, approved project servers and the
+    /// enabled plugins' servers), read once; each connects on first use.
+    pub fn mcp(&self) -> &McpHub {
+        self.mcp.get_or_init(|| {
+            let plugins = self.plugins.iter().map(|p| {
+                (
+                    warden_config::mcp::PluginServer {
+                        plugin_id: p.id.clone(),
+                        plugin_name: p.plugin.name.clone(),
+                        root: p.plugin.root.clone(),
+                        data_dir: p.data_dir.clone(),
+                    },
+                    &p.plugin.mcp_servers,
+                )
+            });
+            McpHub::load(&self.cwd, &self.home, &self.settings, plugins)
+        })
     }
 
     /// The tools of this session: the built-in WASM tools and the enabled plugins' WASM tool

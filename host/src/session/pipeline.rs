@@ -18,6 +18,8 @@
 //! `warden check` runs the pipeline up to the decision ([`Session::decide_tool`]), `warden
 //! tool` runs all of it, and so will the MCP server and the agent loop.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -94,11 +96,14 @@ pub enum AskAnswer {
     Deny,
 }
 
+/// The future an [`Asker`] answers with.
+pub type AskFuture<'a> = Pin<Box<dyn Future<Output = AskAnswer> + Send + 'a>>;
+
 /// Whoever answers a rule's `ask`: a terminal prompt, an MCP elicitation, an embedder's
-/// callback.
+/// callback. Asking may wait on a person or a remote client, so it is asynchronous.
 pub trait Asker: Send + Sync {
     /// Answers one question.
-    fn ask(&self, request: &AskRequest<'_>) -> AskAnswer;
+    fn ask<'a>(&'a self, request: AskRequest<'a>) -> AskFuture<'a>;
     /// Who answered, for traces.
     fn label(&self) -> &str {
         "asker"
@@ -110,8 +115,8 @@ pub trait Asker: Send + Sync {
 pub struct DenyAsker;
 
 impl Asker for DenyAsker {
-    fn ask(&self, _: &AskRequest<'_>) -> AskAnswer {
-        AskAnswer::Deny
+    fn ask<'a>(&'a self, _: AskRequest<'a>) -> AskFuture<'a> {
+        Box::pin(std::future::ready(AskAnswer::Deny))
     }
 
     fn label(&self) -> &str {
@@ -179,6 +184,13 @@ pub struct ToolOutcome {
     pub additional_context: Vec<String>,
     /// Every step.
     pub trace: Vec<TraceStep>,
+    /// For an MCP tool: the server's name and where it was configured, as hooks see them in
+    /// `mcp_server`.
+    #[serde(skip)]
+    mcp_server: Option<(String, String)>,
+    /// For an MCP tool that answered: its content blocks, which hooks see as `tool_response`.
+    #[serde(skip)]
+    mcp_content: Option<Value>,
 }
 
 impl ToolOutcome {
@@ -194,6 +206,8 @@ impl ToolOutcome {
             status: ToolStatus::Decided,
             additional_context: Vec::new(),
             trace: Vec::new(),
+            mcp_server: None,
+            mcp_content: None,
         }
     }
 }
@@ -244,7 +258,11 @@ impl Session {
         Ok(match tool.component(self) {
             Ok(c) => {
                 let ctx = self.call_context(&self.cwd, &tool.grant, self.guest_policy(true));
-                let limits = Limits::with_deadline(tool.deadline());
+                let deadline = match self.options().tool_deadline {
+                    Some(cap) => cap.min(tool.deadline()),
+                    None => tool.deadline(),
+                };
+                let limits = Limits::with_deadline(deadline);
                 rt.call_tool(&c, &input.to_string(), &limits, ctx)
                     .await
                     .map(|c| c.outcome)
@@ -263,12 +281,28 @@ impl Session {
     ) -> Result<ToolOutcome, SessionError> {
         let tools = self.tools();
         let tool = tools.get(tool_name);
+        // A configured MCP server's tool, when it is to be run: only its server is started.
+        // Deciding alone (`warden check`) never starts a server.
+        let mcp = match tool {
+            None if until == Until::End && tool_name.starts_with("mcp__") => {
+                match self.mcp().find(tool_name).await {
+                    Ok(found) => found,
+                    Err(message) => {
+                        return Err(SessionError::Mcp {
+                            tool: tool_name.to_string(),
+                            message,
+                        });
+                    }
+                }
+            }
+            _ => None,
+        };
         // Claude Code's own tools and MCP tools can be decided on even when this session
         // cannot run them (`warden check --tool WebFetch`); anything else is a typo.
         let decidable = tool.is_some()
             || warden_permissions::KNOWN_TOOLS.contains(&tool_name)
             || tool_name.starts_with("mcp__");
-        if !decidable || (tool.is_none() && until == Until::End) {
+        if !decidable || (tool.is_none() && mcp.is_none() && until == Until::End) {
             return Err(SessionError::UnknownTool {
                 name: tool_name.to_string(),
                 known: tools.names(),
@@ -285,22 +319,35 @@ impl Session {
             &crate::instructions::new_session_id()[..8]
         );
         let mut out = ToolOutcome::new(tool_name, tool_use_id, input);
+        if let Some((m, _)) = &mcp
+            && let Some(server) = self.mcp().by_prefix(&m.server)
+        {
+            out.mcp_server = Some((
+                server.entry.name.clone(),
+                server.entry.scope.as_str().to_string(),
+            ));
+        }
 
         // 1. The input must fit the tool's schema.
         let t = Instant::now();
-        let source = tool.map(|t| t.source.label());
-        let problem = match tool {
-            Some(tool) => self.validate(tool, &out.input).await?,
-            None => None,
+        let source = tool.map(|t| t.source.label()).or_else(|| {
+            mcp.as_ref()
+                .map(|(m, _)| format!("MCP server {}", m.server))
+        });
+        let mcp_schema = mcp.as_ref().map(|(m, _)| m.tool.input_schema.clone());
+        let problem = match (tool, &mcp_schema) {
+            (Some(tool), _) => self.validate(tool, &out.input).await?,
+            (None, Some(schema)) => validate_mcp(tool_name, schema, &out.input),
+            (None, None) => None,
         };
         out.trace.push(TraceStep {
             step: Step::Validate,
             by: tool_name.to_string(),
             source: source.clone(),
-            decision: match (&problem, tool) {
+            decision: match (&problem, tool.is_some() || mcp.is_some()) {
                 (Some(_), _) => "invalid",
-                (None, Some(_)) => "ok",
-                (None, None) => "no schema",
+                (None, true) => "ok",
+                (None, false) => "no schema",
             }
             .into(),
             detail: problem.clone(),
@@ -327,9 +374,10 @@ impl Session {
         {
             // Rules and the tool see the rewritten input, as in Claude Code; it must still fit.
             out.input = updated;
-            let problem = match tool {
-                Some(tool) => self.validate(tool, &out.input).await?,
-                None => None,
+            let problem = match (tool, &mcp_schema) {
+                (Some(tool), _) => self.validate(tool, &out.input).await?,
+                (None, Some(schema)) => validate_mcp(tool_name, schema, &out.input),
+                (None, None) => None,
             };
             if let Some(message) = problem {
                 out.decision = Decision::Deny;
@@ -399,12 +447,14 @@ impl Session {
             }
             Decision::Ask => {
                 let t = Instant::now();
-                let answer = asker.ask(&AskRequest {
-                    tool: tool_name,
-                    input: &out.input,
-                    reason: &out.reason,
-                    rule: out.rule.as_deref(),
-                });
+                let answer = asker
+                    .ask(AskRequest {
+                        tool: tool_name,
+                        input: &out.input,
+                        reason: &out.reason,
+                        rule: out.rule.as_deref(),
+                    })
+                    .await;
                 out.trace.push(TraceStep {
                     step: Step::Ask,
                     by: asker.label().to_string(),
@@ -435,16 +485,39 @@ impl Session {
             Decision::Allow => {}
         }
 
-        // 5. Execute in a fresh sandbox.
-        let Some(tool) = tool else {
-            // Not reachable: only registered tools get past the first check with `Until::End`.
-            return Err(SessionError::UnknownTool {
-                name: tool_name.to_string(),
-                known: tools.names(),
-            });
-        };
+        // 5. Execute in a fresh sandbox (or, for an MCP tool, on its server).
         let t = Instant::now();
-        let run = self.execute_approved(tool, &out.input).await?;
+        let run = match (tool, &mcp) {
+            (Some(tool), _) => self.execute_approved(tool, &out.input).await?,
+            (None, Some((m, conn))) => {
+                let args = out.input.as_object().cloned().unwrap_or_default();
+                match conn.call(&m.tool.name, args, None).await {
+                    Ok(result) => {
+                        let text = crate::mcp::client::result_text(&result);
+                        out.mcp_content = serde_json::to_value(&result.content).ok();
+                        if result.is_error == Some(true) {
+                            Ok(ToolCallOutcome::Failed(text))
+                        } else {
+                            Ok(ToolCallOutcome::Ok {
+                                content: text,
+                                structured: result
+                                    .structured_content
+                                    .as_ref()
+                                    .map(Value::to_string),
+                            })
+                        }
+                    }
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+            (None, None) => {
+                // Not reachable: only runnable tools get past the first check with `Until::End`.
+                return Err(SessionError::UnknownTool {
+                    name: tool_name.to_string(),
+                    known: tools.names(),
+                });
+            }
+        };
         let (status, failure) = match run {
             Ok(ToolCallOutcome::Ok {
                 content,
@@ -470,7 +543,7 @@ impl Session {
         out.trace.push(TraceStep {
             step: Step::Execute,
             by: tool_name.to_string(),
-            source: Some(tool.source.label()),
+            source: source.clone(),
             decision: match &status {
                 ToolStatus::Ok { .. } => "ok",
                 ToolStatus::Denied { .. } => "denied",
@@ -553,6 +626,13 @@ impl Session {
                     o.insert("error".into(), Value::String(error));
                     o.insert("is_interrupt".into(), Value::Bool(false));
                 }
+                (Event::PostToolUse, _) if out.mcp_content.is_some() => {
+                    // An MCP tool's response is its content blocks, as Claude Code sends it.
+                    o.insert(
+                        "tool_response".into(),
+                        out.mcp_content.clone().unwrap_or(Value::Null),
+                    );
+                }
                 (Event::PostToolUse, _) => {
                     // The tool's structured result, with the text the model got as `content`.
                     let response = match &out.status {
@@ -572,9 +652,36 @@ impl Session {
                 }
                 _ => {}
             }
+            if let Some((name, source)) = &out.mcp_server {
+                o.insert(
+                    "mcp_server".into(),
+                    json!({ "name": name, "source": source }),
+                );
+            }
         }
         v
     }
+}
+
+/// Checks an MCP tool's input against the schema its server listed. A schema the validator
+/// cannot compile is the server's problem, not the caller's: the call then goes unchecked,
+/// and the server judges its own input, as it would under Claude Code.
+fn validate_mcp(
+    tool: &str,
+    schema: &Arc<serde_json::Map<String, Value>>,
+    input: &Value,
+) -> Option<String> {
+    let v = jsonschema::validator_for(&Value::Object((**schema).clone())).ok()?;
+    let issues: Vec<String> = v.iter_errors(input).map(|e| describe_issue(&e)).collect();
+    if issues.is_empty() {
+        return None;
+    }
+    let n = issues.len();
+    Some(format!(
+        "InputValidationError: {tool} failed due to the following {}:\n{}",
+        if n == 1 { "issue" } else { "issues" },
+        issues.join("\n")
+    ))
 }
 
 /// Claude Code's sentence for one schema problem.
