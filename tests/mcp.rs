@@ -320,17 +320,17 @@ fn warden_mcp_serve_over_streamable_http_serves_the_python_sdk() {
     let script = r#"
 import anyio, json, sys
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
 async def main():
-    async with streamablehttp_client(sys.argv[1]) as (r, w, _):
-        async with ClientSession(r, w) as s:
+    async with streamable_http_client(sys.argv[1]) as streams:
+        async with ClientSession(streams[0], streams[1]) as s:
             await s.initialize()
             tools = await s.list_tools()
             ok = await s.call_tool("Read", {"file_path": sys.argv[2]})
             bad = await s.call_tool("Read", {"file_path": sys.argv[3]})
             print(json.dumps({"tools": [t.name for t in tools.tools],
-                              "ok": [c.text for c in ok.content], "okErr": ok.isError,
-                              "bad": [c.text for c in bad.content], "badErr": bad.isError}))
+                              "ok": [c.text for c in ok.content], "okErr": ok.is_error,
+                              "bad": [c.text for c in bad.content], "badErr": bad.is_error}))
 anyio.run(main)
 "#;
     let out = Command::new(peers::python_mcp())
@@ -382,6 +382,7 @@ fn everything_project() -> Project {
             "args": [peers::server_everything(), "stdio"]
         }
     }));
+    p.settings(json!({"permissions": {"allow": ["mcp__everything"]}}));
     p
 }
 
@@ -391,7 +392,7 @@ fn warden_drives_server_everything_over_stdio_through_rules_and_hooks() {
     let log = p.dir.join("pre.jsonl");
     p.local_settings(json!({"enabledMcpjsonServers": ["everything"]}));
     p.settings(json!({
-        "permissions": {"deny": ["mcp__everything__get-sum"]},
+        "permissions": {"allow": ["mcp__everything"], "deny": ["mcp__everything__get-sum"]},
         "hooks": {"PreToolUse": [{"matcher": "mcp__everything__.*", "hooks": [
             {"type": "command", "command": format!("cat >> {}; echo >> {}", log.display(), log.display())}
         ]}]}
@@ -512,6 +513,7 @@ fn a_plugins_server_is_namespaced_and_its_root_expanded() {
         json!({"mcpServers": {"everything": {"command": "sh", "args": ["${CLAUDE_PLUGIN_ROOT}/start.sh"]}}}).to_string(),
     )
     .expect(".mcp.json");
+    p.settings(json!({"permissions": {"allow": ["mcp__plugin_ev_everything"]}}));
     let pd = plugin.to_str().expect("utf-8");
     let v = json_out(&p.run(&["mcp", "tools", "--json", "--plugin-dir", pd]));
     let names: Vec<&str> = v
@@ -598,6 +600,8 @@ fn http_project(server: &peers::HttpServer, ty: &str) -> Project {
     let p = Project::new();
     p.mcp_json(json!({"py": {"type": ty, "url": server.url}}));
     p.local_settings(json!({"enabledMcpjsonServers": ["py"]}));
+    // MCP tools are asked about unless a rule allows them, as in Claude Code.
+    p.settings(json!({"permissions": {"allow": ["mcp__py"]}}));
     p
 }
 
@@ -702,4 +706,52 @@ fn a_changed_tool_list_is_fetched_again() {
         );
         session.close().await;
     });
+}
+
+#[test]
+fn an_mcp_tool_hook_handler_decides_through_a_connected_server() {
+    let server = peers::HttpServer::start("streamable-http");
+    let p = http_project(&server, "http");
+    // The server's echo tool answers with the text it is given, so the hook's answer is
+    // whatever the handler's input says, with the hook input substituted in.
+    let deny = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"the MCP guard refuses ${tool_input.command}"}}"#;
+    p.settings(json!({
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "mcp_tool", "server": "py", "tool": "echo", "input": {"text": deny}}
+        ]}]}
+    }));
+    let out = p.run(&[
+        "check",
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command":"make deploy"}"#,
+        "--json",
+    ]);
+    let v = json_out(&out);
+    assert_eq!(v["decision"], "deny", "{v}");
+    assert!(
+        v["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("the MCP guard refuses make deploy"),
+        "{v}"
+    );
+
+    // A handler naming a server that is not configured is a non-blocking error: no decision.
+    p.settings(json!({
+        "permissions": {"allow": ["Bash(make deploy)"]},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "mcp_tool", "server": "nowhere", "tool": "echo", "input": {"text": deny}}
+        ]}]}
+    }));
+    let v = json_out(&p.run(&[
+        "check",
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command":"make deploy"}"#,
+        "--json",
+    ]));
+    assert_eq!(v["decision"], "allow", "{v}");
 }

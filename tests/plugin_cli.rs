@@ -956,3 +956,84 @@ fn update_killed_midway_keeps_the_previous_version() {
         40
     );
 }
+
+#[test]
+fn install_and_context_list_a_plugins_mcp_servers() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let (_p, project) = tempdir();
+    write(
+        &work.join("mkt/.claude-plugin/marketplace.json"),
+        &json!({
+            "name": "mcp-mkt",
+            "owner": { "name": "Tests" },
+            "plugins": [{ "name": "with-mcp", "source": "./with-mcp" }]
+        })
+        .to_string(),
+    );
+    write(
+        &work.join("mkt/with-mcp/.claude-plugin/plugin.json"),
+        r#"{"name":"with-mcp","version":"1.0.0"}"#,
+    );
+    write(
+        &work.join("mkt/with-mcp/.mcp.json"),
+        &json!({"mcpServers": {
+            "docs": {"type": "http", "url": "https://docs.example.test/mcp"},
+            "local": {"command": "${CLAUDE_PLUGIN_ROOT}/bin/server", "args": ["--stdio"]}
+        }})
+        .to_string(),
+    );
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+
+    let out = home.ok(&project, &["plugin", "install", "with-mcp@mcp-mkt"]);
+    assert!(out.contains("MCP servers (2)"), "{out}");
+    assert!(
+        out.contains("plugin:with-mcp:docs") && out.contains("https://docs.example.test/mcp"),
+        "{out}"
+    );
+    assert!(out.contains("mcp__plugin_with-mcp_local__*"), "{out}");
+
+    let v = home.json(
+        &project,
+        &["plugin", "install", "with-mcp@mcp-mkt", "--json"],
+    );
+    let servers = v["mcpServers"].as_array().expect("mcpServers");
+    assert_eq!(servers.len(), 2, "{v}");
+    assert!(
+        servers
+            .iter()
+            .any(|s| s["transport"] == "http" && s["tools"] == "mcp__plugin_with-mcp_docs__*"),
+        "{v}"
+    );
+
+    let v = home.json(&project, &["context", "--json"]);
+    let listed = v["mcp_servers"].as_array().expect("mcp_servers");
+    let names: Vec<&str> = listed.iter().filter_map(|s| s["name"].as_str()).collect();
+    assert!(
+        names.contains(&"plugin:with-mcp:docs") && names.contains(&"plugin:with-mcp:local"),
+        "{v}"
+    );
+    let out = home.ok(&project, &["context"]);
+    assert!(out.contains("MCP servers (2):"), "{out}");
+}
+
+#[test]
+fn validate_reports_a_broken_mcp_entry() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    write(
+        &work.join("p/.claude-plugin/plugin.json"),
+        r#"{"name":"p"}"#,
+    );
+    write(
+        &work.join("p/.mcp.json"),
+        r#"{"mcpServers":{"x":{"type":"htp","url":5}}}"#,
+    );
+    let o = home.fails(&work, &["plugin", "validate", "./p"]);
+    let text = show(&o);
+    assert!(
+        text.contains("htp") && text.contains("did you mean"),
+        "{text}"
+    );
+    assert!(text.contains("url"), "{text}");
+}
