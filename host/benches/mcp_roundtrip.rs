@@ -31,6 +31,68 @@ fn us(d: Duration) -> String {
     format!("{:.1} µs", d.as_secs_f64() * 1e6)
 }
 
+/// The thinnest possible client: JSON-RPC lines written to the server's stdin and read from
+/// its stdout with blocking pipes, so row 4 minus row 1 is what the server adds.
+struct RawClient {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    line: String,
+}
+
+impl RawClient {
+    fn start(proj: &std::path::Path, home: &std::path::Path) -> RawClient {
+        use std::process::Stdio;
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["mcp", "serve", "--cwd"])
+            .arg(proj)
+            .env("WARDEN_HOME", home)
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start warden mcp serve");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut c = RawClient {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+        };
+        c.call(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"}}}),
+        );
+        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c
+    }
+
+    fn send(&mut self, v: &serde_json::Value) {
+        use std::io::Write;
+        let mut bytes = serde_json::to_vec(v).expect("json");
+        bytes.push(b'\n');
+        self.stdin.write_all(&bytes).expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn call(&mut self, v: &serde_json::Value) {
+        use std::io::BufRead;
+        self.send(v);
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).expect("read");
+        assert!(self.line.contains("\"result\""), "{}", self.line);
+    }
+}
+
+impl Drop for RawClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let proj = dir.path().join("proj");
@@ -58,16 +120,24 @@ fn main() {
     opts.runtime.pooling = true;
     let session = Arc::new(Session::load(&opts));
 
+    // The client gets a runtime of its own, on one thread, as a simple MCP client would.
+    let crt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_warden"));
     cmd.args(["mcp", "serve", "--cwd"])
         .arg(&proj)
         .env("WARDEN_HOME", &home)
         .env("WARDEN_MANAGED_SETTINGS_DIR", "");
-    let client = rt.block_on(async {
+    let client = crt.block_on(async {
         let transport = TokioChildProcess::new(cmd).expect("start warden mcp serve");
         ().serve(transport).await.expect("initialize")
     });
     let args = input.as_object().cloned().expect("object");
+    let mut raw = RawClient::start(&proj, &home);
+    let raw_call = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call",
+        "params": {"name": "Read", "arguments": input}});
 
     let in_process = || {
         rt.block_on(async {
@@ -79,7 +149,7 @@ fn main() {
         })
     };
     let over_mcp = || {
-        rt.block_on(async {
+        crt.block_on(async {
             let r = client
                 .peer()
                 .call_tool(CallToolRequestParams::new("Read").with_arguments(args.clone()))
@@ -88,13 +158,30 @@ fn main() {
             assert_eq!(r.is_error, Some(false), "{r:?}");
         })
     };
+    // A request the server answers without running anything: the protocol's own cost.
+    let protocol_only = || {
+        crt.block_on(async {
+            let ping = rmcp::model::ClientRequest::PingRequest(rmcp::model::PingRequest {
+                method: Default::default(),
+                extensions: Default::default(),
+            });
+            client.peer().send_request(ping).await.expect("ping");
+        })
+    };
     // Warm both: the first call compiles and instantiates.
     for _ in 0..20 {
         in_process();
         over_mcp();
+        raw.call(&raw_call);
     }
-    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let (mut a, mut b, mut c, mut d) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
+        let t = Instant::now();
+        raw.call(&raw_call);
+        d.push(t.elapsed());
+        let t = Instant::now();
+        protocol_only();
+        c.push(t.elapsed());
         let t = Instant::now();
         in_process();
         a.push(t.elapsed());
@@ -115,12 +202,28 @@ fn main() {
         us(b50),
         us(b99)
     );
+    let (c50, c99) = (p(&mut c, 0.5), p(&mut c, 0.99));
+    println!(
+        "  3. ping to warden mcp serve             {:>10} / {:>10}",
+        us(c50),
+        us(c99)
+    );
+    let (d50, d99) = (p(&mut d, 0.5), p(&mut d, 0.99));
+    println!(
+        "  4. tools/call, line-level client        {:>10} / {:>10}",
+        us(d50),
+        us(d99)
+    );
+    println!(
+        "  server-side MCP overhead at p50 (4 - 1): {}",
+        us(d50.saturating_sub(a50))
+    );
     println!(
         "  MCP overhead at p50: {} ({:.2}x)",
         us(b50.saturating_sub(a50)),
         b50.as_secs_f64() / a50.as_secs_f64()
     );
-    rt.block_on(async {
+    crt.block_on(async {
         let _ = client.cancel().await;
     });
 }

@@ -126,13 +126,23 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let rt = runtime()?;
+    // One client over stdio sends one request at a time in the common case: a single thread
+    // answers it without a cross-thread wake-up per message. HTTP may have many clients.
+    let rt = if args.http.is_none() {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+    } else {
+        runtime()?
+    };
     rt.block_on(async move {
         match args.http {
             None => {
                 let server = WardenServer::new(session.clone());
+                // Pipes (as MCP clients start servers) are read on the I/O reactor, not
+                // through a blocking thread per read.
                 let running = server
-                    .serve(rmcp::transport::stdio())
+                    .serve(rmcp::transport::stdio_pipes())
                     .await
                     .context("MCP initialize over stdio failed")?;
                 let _ = running.waiting().await;
