@@ -566,7 +566,12 @@ fn a_stdio_servers_whole_process_group_ends_with_the_call() {
         "--json",
     ]));
     assert_eq!(v["outcome"], "ok", "{v}");
-    let pid: i32 = std::fs::read_to_string(&pidfile)
+    assert_gone(&pidfile, "the server's grandchild");
+}
+
+/// The process whose pid `pidfile` holds ends within five seconds.
+fn assert_gone(pidfile: &Path, what: &str) {
+    let pid: i32 = std::fs::read_to_string(pidfile)
         .expect("pid")
         .trim()
         .parse()
@@ -574,10 +579,7 @@ fn a_stdio_servers_whole_process_group_ends_with_the_call() {
     let deadline = Instant::now() + Duration::from_secs(5);
     // SAFETY: signal 0 only asks whether the process exists.
     while unsafe { libc::kill(pid, 0) } == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the server's grandchild {pid} outlived warden"
-        );
+        assert!(Instant::now() < deadline, "{what} ({pid}) outlived warden");
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -782,20 +784,7 @@ fn a_server_that_never_answers_fails_within_mcp_timeout_with_its_stderr() {
         "the server's stderr is shown: {e}"
     );
     // And the hung server is gone with warden.
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .expect("pid")
-        .trim()
-        .parse()
-        .expect("pid");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    // SAFETY: signal 0 only asks whether the process exists.
-    while unsafe { libc::kill(pid, 0) } == 0 {
-        assert!(
-            Instant::now() < deadline,
-            "the hung server {pid} outlived warden"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    assert_gone(&pidfile, "the hung server");
 }
 
 #[test]

@@ -218,16 +218,10 @@ impl ToolRegistry {
 /// `mcp__plugin_<plugin>_warden__<component>`, with characters outside `[A-Za-z0-9_-]` made
 /// `_` as Claude Code does for MCP names.
 pub fn plugin_tool_name(plugin: &str, component: &str) -> String {
-    let clean = |s: &str| -> String {
-        s.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
-    format!("mcp__plugin_{}_warden__{}", clean(plugin), clean(component))
+    use warden_config::mcp::sanitize;
+    format!(
+        "mcp__plugin_{}_warden__{}",
+        sanitize(plugin),
+        sanitize(component)
+    )
 }

@@ -487,6 +487,32 @@ pub fn merge_into(dst: &mut Map<String, Value>, src: &Map<String, Value>) {
     }
 }
 
+/// Levenshtein distance, in characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The closest known name within a small edit distance (case-insensitive), for "did you mean".
+pub fn did_you_mean<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
+    let lower = unknown.to_ascii_lowercase();
+    known
+        .iter()
+        .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4) && *d < k.len())
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

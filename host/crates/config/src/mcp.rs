@@ -54,7 +54,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::{ConfigError, Home, MAX_SETTINGS_BYTES, Scope, Settings, json_type_name};
+use crate::{ConfigError, Home, MAX_SETTINGS_BYTES, Scope, Settings, did_you_mean, json_type_name};
 
 /// File name of the project-scope server list, at the project root.
 pub const PROJECT_FILE: &str = ".mcp.json";
@@ -761,32 +761,6 @@ fn check_variables(field: &str, text: &str, p: &mut Problems) {
     }
 }
 
-/// Levenshtein distance, in characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// The closest known name within a small edit distance (case-insensitive).
-fn did_you_mean<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
-    let lower = unknown.to_ascii_lowercase();
-    known
-        .iter()
-        .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4) && *d < k.len())
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
-
 // ---------------------------------------------------------------------------------------------
 // Resolving an entry
 
@@ -1013,8 +987,9 @@ fn endpoint(entry: &Value) -> Option<Endpoint> {
     Some(Endpoint::Command(command.to_string(), args))
 }
 
-/// Replaces characters outside `[A-Za-z0-9_-]` by `_`.
-fn sanitize(s: &str) -> String {
+/// Replaces characters outside `[A-Za-z0-9_-]` by `_`, as Claude Code does for the parts of
+/// an MCP tool name.
+pub fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '_' || c == '-' {

@@ -125,31 +125,7 @@ pub(crate) fn line_col(text: &str, at: usize) -> (usize, usize) {
     (line, col)
 }
 
-/// Levenshtein distance, in characters.
-pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// The closest known name within a small edit distance (case-insensitive), for "did you mean".
-pub(crate) fn did_you_mean<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {
-    let lower = unknown.to_ascii_lowercase();
-    known
-        .iter()
-        .map(|k| (edit_distance(&lower, &k.to_ascii_lowercase()), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4) && *d < k.len())
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, k)| k)
-}
+pub(crate) use warden_config::did_you_mean;
 
 /// Whether `s` is kebab-case (`[a-z0-9]+(-[a-z0-9]+)*`).
 pub(crate) fn is_kebab(s: &str) -> bool {
@@ -293,7 +269,7 @@ mod tests {
 
     #[test]
     fn distances_and_suggestions() {
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(warden_config::edit_distance("kitten", "sitting"), 3);
         assert_eq!(
             did_you_mean("descripton", &["description", "name"]),
             Some("description")
