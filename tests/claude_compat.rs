@@ -190,3 +190,80 @@ fn claude_code_refuses_warden_hooks_inside_plugin_json() {
     assert!(!out.status.success(), "the old layout validated:\n{t}");
     assert!(t.contains("Unknown field 'warden'"), "{t}");
 }
+
+/// Starts `warden mcp serve` once and lists its tools, so the built-in tools are compiled into
+/// `warden_home`'s cache before a client with a short health-check timeout asks for them (a
+/// fresh home compiles them on the first `tools/list`, a few seconds on this machine).
+fn warm_mcp_serve(warden_home: &Path, project: &Path) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["mcp", "serve", "--cwd"])
+        .arg(project)
+        .env("WARDEN_HOME", warden_home)
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start warden mcp serve");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    for line in [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"warm","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#,
+    ] {
+        writeln!(stdin, "{line}").expect("write");
+    }
+    let mut answer = String::new();
+    for _ in 0..2 {
+        answer.clear();
+        stdout.read_line(&mut answer).expect("read");
+    }
+    assert!(answer.contains("\"Read\""), "tools/list: {answer}");
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+#[test]
+fn claude_code_connects_to_warden_mcp_serve() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let warden_home = t.path().join("warden");
+    let project = t.path().join("proj");
+    for d in [&home, &warden_home, &project] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    warm_mcp_serve(&warden_home, &project);
+    let warden = env!("CARGO_BIN_EXE_warden");
+    let env = format!("WARDEN_HOME={}", warden_home.display());
+    let add = run(
+        &home,
+        &[
+            "mcp",
+            "add",
+            "-s",
+            "user",
+            "warden",
+            "-e",
+            &env,
+            "-e",
+            "WARDEN_MANAGED_SETTINGS_DIR=",
+            "--",
+            warden,
+            "mcp",
+            "serve",
+            "--cwd",
+            project.to_str().expect("utf-8"),
+        ],
+    );
+    assert!(add.status.success(), "claude mcp add:\n{}", text(&add));
+    // `claude mcp list` starts each server, initializes it and lists its tools.
+    let list = run(&home, &["mcp", "list"]);
+    let out = text(&list);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("warden:"))
+        .unwrap_or_else(|| panic!("warden not listed:\n{out}"));
+    assert!(line.contains("Connected"), "{out}");
+    assert!(!line.contains("failed"), "{out}");
+}
