@@ -140,6 +140,9 @@ fn error_result(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
 }
 
+/// Longest tool input shown in an elicitation's question, in bytes.
+const MAX_ASKED_INPUT: usize = 2_000;
+
 /// Asks the MCP client's user through an elicitation.
 struct ElicitAsker {
     peer: Peer<RoleServer>,
@@ -148,10 +151,19 @@ struct ElicitAsker {
 impl Asker for ElicitAsker {
     fn ask<'a>(&'a self, request: AskRequest<'a>) -> AskFuture<'a> {
         Box::pin(async move {
+            // The input is the caller's; a long one is cut so the question stays readable.
+            let mut input = request.input.to_string();
+            if input.len() > MAX_ASKED_INPUT {
+                let mut cut = MAX_ASKED_INPUT;
+                while !input.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                input.truncate(cut);
+                input.push('…');
+            }
             let message = format!(
-                "Warden: allow {} with {}?\n{}{}",
+                "Warden: allow {} with {input}?\n{}{}",
                 request.tool,
-                request.input,
                 request.reason,
                 request
                     .rule

@@ -362,7 +362,7 @@ fn check_handler(
             &["args", "async", "asyncRewake", "shell", "onFailure"],
         ),
         "http" => (&["url"], &["headers", "allowedEnvVars", "onFailure"]),
-        "mcp_tool" => (&["server", "tool"], &["input"]),
+        "mcp_tool" => (&["server", "tool"], &["input", "onFailure"]),
         "prompt" => (&["prompt"], &["model", "continueOnBlock"]),
         "agent" => (&["prompt"], &["model"]),
         _ => (&["component"], &["onFailure"]),

@@ -197,3 +197,31 @@ fn empty_url_placeholder_warns_without_failing() {
             .starts_with("MCP server `gmail`: url: is empty")
     );
 }
+
+#[test]
+fn an_mcp_tool_hook_may_say_what_happens_when_its_server_fails() {
+    let t = tempfile::tempdir().expect("tmp");
+    write_tree(
+        t.path(),
+        &[
+            (".claude-plugin/plugin.json", r#"{"name":"p"}"#),
+            (
+                "hooks/hooks.json",
+                r#"{"hooks":{"PreToolUse":[{"matcher":"Bash","hooks":[
+                    {"type":"mcp_tool","server":"guard","tool":"check","onFailure":"block","colour":"red"}
+                ]}]}}"#,
+            ),
+        ],
+    );
+    let r = validate(t.path());
+    let unknown: Vec<&str> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.message.contains("unknown key"))
+        .map(|d| d.message.as_str())
+        .collect();
+    // `onFailure` is a key of mcp_tool handlers, as of command, http and wasm ones; a key no
+    // handler has is still reported.
+    assert_eq!(unknown.len(), 1, "{r}");
+    assert!(unknown[0].contains("`colour`"), "{r}");
+}
