@@ -12,6 +12,7 @@
 //!
 //! See `ARCHITECTURE.md` for how a hook call travels through these modules.
 
+pub mod agent;
 pub mod instructions;
 pub mod mcp;
 pub mod session;

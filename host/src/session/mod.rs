@@ -43,7 +43,8 @@ use crate::runtime::{
 
 pub use hooks::{McpHookRunner, WasmRunner};
 pub use pipeline::{
-    AskAnswer, AskFuture, AskRequest, Asker, DenyAsker, Step, ToolOutcome, ToolStatus, TraceStep,
+    AskAnswer, AskFuture, AskRequest, Asker, CallMeta, DenyAsker, LocalTool, LocalToolFuture, Step,
+    ToolOutcome, ToolStatus, TraceStep,
 };
 pub use registry::{RegisteredTool, ToolRegistry, ToolSource};
 

@@ -124,6 +124,32 @@ impl Asker for DenyAsker {
     }
 }
 
+/// What the caller knows of a call that the pipeline does not: the model's `tool_use_id`, the
+/// transcript, and the subagent it runs in. Hooks see all of it.
+#[derive(Debug, Clone, Default)]
+pub struct CallMeta {
+    /// The model's id for the call (default: a fresh `toolu_warden_…`).
+    pub tool_use_id: Option<String>,
+    /// The conversation's transcript (`transcript_path`; empty when none is kept).
+    pub transcript_path: Option<String>,
+    /// Inside a subagent: its `agent_id` and `agent_type`.
+    pub agent: Option<(String, String)>,
+}
+
+/// The future a [`LocalTool`] answers with.
+pub type LocalToolFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ToolCallOutcome, String>> + Send + 'a>>;
+
+/// A tool the caller runs itself rather than a component (the agent loop's `Agent` and
+/// `Skill`): it is validated, hooked, decided and asked about like every other tool; only the
+/// execution step is the caller's.
+pub trait LocalTool: Send + Sync {
+    /// The JSON Schema of its input.
+    fn input_schema(&self) -> Value;
+    /// Runs an allowed call.
+    fn run<'a>(&'a self, input: &'a Value) -> LocalToolFuture<'a>;
+}
+
 /// How a call ended.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "camelCase")]
@@ -231,8 +257,15 @@ impl Session {
         tool: &str,
         input: Value,
     ) -> Result<ToolOutcome, SessionError> {
-        self.pipeline(tool, input, &DenyAsker, Until::Decision)
-            .await
+        self.pipeline(
+            tool,
+            input,
+            &DenyAsker,
+            Until::Decision,
+            &CallMeta::default(),
+            None,
+        )
+        .await
     }
 
     /// Runs one tool call through the whole pipeline (see the module docs). `asker` answers
@@ -243,7 +276,23 @@ impl Session {
         input: Value,
         asker: &dyn Asker,
     ) -> Result<ToolOutcome, SessionError> {
-        self.pipeline(tool, input, asker, Until::End).await
+        self.pipeline(tool, input, asker, Until::End, &CallMeta::default(), None)
+            .await
+    }
+
+    /// [`Session::call_tool`] for a conversation: `meta` gives the hooks the model's call id,
+    /// the transcript and the subagent, and `local`, when the session has no tool of that
+    /// name, runs the call in its place (see [`LocalTool`]).
+    pub async fn call_tool_with(
+        self: &Arc<Self>,
+        tool: &str,
+        input: Value,
+        asker: &dyn Asker,
+        meta: &CallMeta,
+        local: Option<&dyn LocalTool>,
+    ) -> Result<ToolOutcome, SessionError> {
+        self.pipeline(tool, input, asker, Until::End, meta, local)
+            .await
     }
 
     /// Runs a registered tool whose call was already allowed (by the rules, a hook or the
@@ -278,9 +327,12 @@ impl Session {
         input: Value,
         asker: &dyn Asker,
         until: Until,
+        meta: &CallMeta,
+        local: Option<&dyn LocalTool>,
     ) -> Result<ToolOutcome, SessionError> {
         let tools = self.tools();
         let tool = tools.get(tool_name);
+        let local = if tool.is_none() { local } else { None };
         // A configured MCP server's tool, when it is to be run: only its server is started.
         // Deciding alone (`warden check`) never starts a server.
         let mcp = match tool {
@@ -300,9 +352,11 @@ impl Session {
         // Claude Code's own tools and MCP tools can be decided on even when this session
         // cannot run them (`warden check --tool WebFetch`); anything else is a typo.
         let decidable = tool.is_some()
+            || local.is_some()
             || warden_permissions::KNOWN_TOOLS.contains(&tool_name)
             || tool_name.starts_with("mcp__");
-        if !decidable || (tool.is_none() && mcp.is_none() && until == Until::End) {
+        if !decidable || (tool.is_none() && mcp.is_none() && local.is_none() && until == Until::End)
+        {
             return Err(SessionError::UnknownTool {
                 name: tool_name.to_string(),
                 known: tools.names(),
@@ -314,10 +368,12 @@ impl Session {
             });
         }
         let rules = self.rules()?;
-        let tool_use_id = format!(
-            "toolu_warden_{}",
-            &crate::instructions::new_session_id()[..8]
-        );
+        let tool_use_id = meta.tool_use_id.clone().unwrap_or_else(|| {
+            format!(
+                "toolu_warden_{}",
+                &crate::instructions::new_session_id()[..8]
+            )
+        });
         let mut out = ToolOutcome::new(tool_name, tool_use_id, input);
         if let Some((m, _)) = &mcp
             && let Some(server) = self.mcp().by_prefix(&m.server)
@@ -330,21 +386,27 @@ impl Session {
 
         // 1. The input must fit the tool's schema.
         let t = Instant::now();
-        let source = tool.map(|t| t.source.label()).or_else(|| {
-            mcp.as_ref()
-                .map(|(m, _)| format!("MCP server {}", m.server))
-        });
-        let mcp_schema = mcp.as_ref().map(|(m, _)| m.tool.input_schema.clone());
-        let problem = match (tool, &mcp_schema) {
+        let source = tool
+            .map(|t| t.source.label())
+            .or_else(|| {
+                mcp.as_ref()
+                    .map(|(m, _)| format!("MCP server {}", m.server))
+            })
+            .or_else(|| local.map(|_| "built-in".to_string()));
+        let schema: Option<Value> = mcp
+            .as_ref()
+            .map(|(m, _)| Value::Object((*m.tool.input_schema).clone()))
+            .or_else(|| local.map(LocalTool::input_schema));
+        let problem = match (tool, &schema) {
             (Some(tool), _) => self.validate(tool, &out.input).await?,
-            (None, Some(schema)) => validate_mcp(tool_name, schema, &out.input),
+            (None, Some(schema)) => validate_against(tool_name, schema, &out.input),
             (None, None) => None,
         };
         out.trace.push(TraceStep {
             step: Step::Validate,
             by: tool_name.to_string(),
             source: source.clone(),
-            decision: match (&problem, tool.is_some() || mcp.is_some()) {
+            decision: match (&problem, tool.is_some() || schema.is_some()) {
                 (Some(_), _) => "invalid",
                 (None, true) => "ok",
                 (None, false) => "no schema",
@@ -362,7 +424,7 @@ impl Session {
 
         // 2. PreToolUse hooks.
         let dopts = self.dispatch_options()?;
-        let pre_input = self.tool_event(Event::PreToolUse, &out, rules.mode().as_str(), None);
+        let pre_input = self.tool_event(Event::PreToolUse, &out, rules.mode().as_str(), None, meta);
         let pre = dispatch(Event::PreToolUse, &pre_input, self.hook_config(), &dopts).await;
         trace_handlers(&mut out.trace, Step::PreToolUse, &pre);
         let verdict = pre.merged.permission_verdict();
@@ -374,9 +436,9 @@ impl Session {
         {
             // Rules and the tool see the rewritten input, as in Claude Code; it must still fit.
             out.input = updated;
-            let problem = match (tool, &mcp_schema) {
+            let problem = match (tool, &schema) {
                 (Some(tool), _) => self.validate(tool, &out.input).await?,
-                (None, Some(schema)) => validate_mcp(tool_name, schema, &out.input),
+                (None, Some(schema)) => validate_against(tool_name, schema, &out.input),
                 (None, None) => None,
             };
             if let Some(message) = problem {
@@ -510,6 +572,10 @@ impl Session {
                     Err(e) => Err(e.to_string()),
                 }
             }
+            (None, None) if local.is_some() => match local {
+                Some(l) => l.run(&out.input).await,
+                None => Err("no tool".into()),
+            },
             (None, None) => {
                 // Not reachable: only runnable tools get past the first check with `Until::End`.
                 return Err(SessionError::UnknownTool {
@@ -562,7 +628,7 @@ impl Session {
             Some(_) => (Event::PostToolUseFailure, Step::PostToolUseFailure),
         };
         if !self.hook_config().hooks(event).is_empty() {
-            let post_input = self.tool_event(event, &out, rules.mode().as_str(), failure);
+            let post_input = self.tool_event(event, &out, rules.mode().as_str(), failure, meta);
             let post = dispatch(event, &post_input, self.hook_config(), &dopts).await;
             trace_handlers(&mut out.trace, step, &post);
             out.additional_context
@@ -609,10 +675,11 @@ impl Session {
         out: &ToolOutcome,
         mode: &str,
         failure: Option<String>,
+        meta: &CallMeta,
     ) -> Value {
         let mut v = json!({
             "session_id": self.session_id,
-            "transcript_path": "",
+            "transcript_path": meta.transcript_path.clone().unwrap_or_default(),
             "cwd": self.cwd.display().to_string(),
             "permission_mode": mode,
             "hook_event_name": event.as_str(),
@@ -652,6 +719,10 @@ impl Session {
                 }
                 _ => {}
             }
+            if let Some((id, ty)) = &meta.agent {
+                o.insert("agent_id".into(), Value::String(id.clone()));
+                o.insert("agent_type".into(), Value::String(ty.clone()));
+            }
             if let Some((name, source)) = &out.mcp_server {
                 o.insert(
                     "mcp_server".into(),
@@ -663,15 +734,11 @@ impl Session {
     }
 }
 
-/// Checks an MCP tool's input against the schema its server listed. A schema the validator
+/// Checks an MCP or local tool's input against the schema it listed. A schema the validator
 /// cannot compile is the server's problem, not the caller's: the call then goes unchecked,
 /// and the server judges its own input, as it would under Claude Code.
-fn validate_mcp(
-    tool: &str,
-    schema: &Arc<serde_json::Map<String, Value>>,
-    input: &Value,
-) -> Option<String> {
-    let v = jsonschema::validator_for(&Value::Object((**schema).clone())).ok()?;
+fn validate_against(tool: &str, schema: &Value, input: &Value) -> Option<String> {
+    let v = jsonschema::validator_for(schema).ok()?;
     let issues: Vec<String> = v.iter_errors(input).map(|e| describe_issue(&e)).collect();
     if issues.is_empty() {
         return None;
@@ -722,7 +789,7 @@ fn describe_issue(e: &jsonschema::ValidationError<'_>) -> String {
     }
 }
 
-fn handler_decision(h: &HandlerReport) -> (String, Option<String>) {
+pub(crate) fn handler_decision(h: &HandlerReport) -> (String, Option<String>) {
     match &h.result.outcome {
         Outcome::Blocking { reason, .. } => ("deny".into(), Some(reason.clone())),
         Outcome::NonBlockingError { message } => ("error".into(), Some(message.clone())),

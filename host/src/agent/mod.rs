@@ -1,0 +1,1263 @@
+//! The core loop: a conversation between a model and a [`Session`], with every hook event of
+//! Claude Code's lifecycle, every tool call through the session's pipeline, subagents, skills
+//! and slash commands.
+//!
+//! ```text
+//! start():  load memory, rules, skills, agents ─▶ InstructionsLoaded ─▶ SessionStart
+//! send(p):  /command? ─▶ UserPromptExpansion ─▶ UserPromptSubmit
+//!           loop {
+//!             model turn ─(API error)─▶ StopFailure, end
+//!             tool calls, concurrently, each through Session::call_tool_with
+//!               (validate ─▶ PreToolUse ─▶ rules ─▶ ask ─▶ sandbox ─▶ PostToolUse)
+//!               Agent ─▶ SubagentStart ─▶ nested loop ─▶ SubagentStop
+//!               Skill ─▶ rendered skill as the tool result
+//!             PostToolBatch
+//!             no tool calls ─▶ Stop (a block feeds its reason back and goes on, up to the cap)
+//!           }
+//! end():    SessionEnd, MCP servers closed
+//! ```
+//!
+//! The model is behind [`ModelDriver`] (scripted, Anthropic Messages API, OpenAI-compatible);
+//! whoever answers a rule's `ask` is behind [`Asker`]; what happens is reported to an
+//! [`Observer`] as [`LoopEvent`]s and written to a JSONL transcript at `transcript_path`.
+//!
+//! Embedding, in a few lines:
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::sync::Arc;
+//! use warden::agent::{Conversation, ConversationOptions};
+//! use warden::session::{DenyAsker, Session, SessionOptions};
+//! use warden_model::scripted::ScriptedDriver;
+//!
+//! let home = warden_config::Home::from_env()?;
+//! let session = Arc::new(Session::load(&SessionOptions::new("/path/to/project", home)));
+//! let driver = Arc::new(ScriptedDriver::from_file("script.yaml".as_ref())?);
+//! let mut conversation =
+//!     Conversation::new(session, driver, Arc::new(DenyAsker), ConversationOptions::default());
+//! conversation.start().await;
+//! let turn = conversation.send("Tidy the README").await;
+//! println!("{:?}", turn.end);
+//! conversation.end("other").await;
+//! # Ok(()) }
+//! ```
+//!
+//! Choices where Claude Code leaves room, written down:
+//! - A slash command fires `UserPromptExpansion` before `UserPromptSubmit`; the latter sees
+//!   the prompt as typed.
+//! - A subagent's `permissionMode`, `mcpServers` and `hooks` frontmatter are not applied; it
+//!   runs under the session's rules and hooks, with `agent_id`/`agent_type` in every hook
+//!   input, and its tools filtered by `tools` / `disallowedTools`.
+//! - A model answer cut at `max_tokens` ends the turn like any other answer (Stop fires).
+
+pub mod ask;
+pub mod prompt;
+pub mod transcript;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use warden_hooks::{DispatchResult, Event, Outcome, dispatch};
+use warden_instructions::Context;
+use warden_model::{
+    Block, Caller, Message, ModelDriver, ModelError, ModelRequest, Role, StreamSink, ToolSpec,
+    Usage,
+};
+
+use crate::runtime::ToolCallOutcome;
+use crate::session::{
+    Asker, CallMeta, LocalTool, LocalToolFuture, Session, ToolOutcome, ToolStatus,
+};
+use transcript::Transcript;
+
+pub use warden_model as model;
+
+/// How a conversation runs.
+#[derive(Debug, Clone)]
+pub struct ConversationOptions {
+    /// The model (an alias such as `sonnet`, or a full id; default: the driver's).
+    pub model: Option<String>,
+    /// Most model requests for one prompt before the turn is ended.
+    pub max_turns: u32,
+    /// Most tokens per model answer.
+    pub max_tokens: u32,
+    /// Where the transcript is written (default:
+    /// `$WARDEN_HOME/projects/<project path with - for />/<session id>.jsonl`).
+    pub transcript_path: Option<PathBuf>,
+    /// How deep subagents may nest (`CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH`, default 3): at the
+    /// limit the `Agent` tool is taken away.
+    pub max_subagent_depth: u32,
+    /// Consecutive Stop blocks before the stop is let through (default:
+    /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, else 8; 0 disables the cap).
+    pub stop_block_cap: Option<u32>,
+}
+
+impl Default for ConversationOptions {
+    fn default() -> Self {
+        let depth = std::env::var("CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(3);
+        ConversationOptions {
+            model: None,
+            max_turns: 100,
+            max_tokens: 8192,
+            transcript_path: None,
+            max_subagent_depth: depth,
+            stop_block_cap: None,
+        }
+    }
+}
+
+/// How a prompt's turn ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "end", rename_all = "camelCase")]
+pub enum TurnEnd {
+    /// The model finished and the Stop hooks let it stop.
+    Completed {
+        /// Its last message's text.
+        text: String,
+    },
+    /// A `UserPromptSubmit` or `UserPromptExpansion` hook (or an unknown or failing command)
+    /// refused the prompt; the model never saw it.
+    PromptBlocked {
+        /// Why.
+        reason: String,
+    },
+    /// A hook stopped the conversation (`continue: false`, a `PostToolBatch` block).
+    HookStopped {
+        /// The hook's reason.
+        reason: String,
+    },
+    /// The model could not answer (the `StopFailure` hooks ran).
+    StopFailure {
+        /// The error kind as hooks see it (`rate_limit`, `overloaded`, …).
+        error: String,
+        /// The API's message.
+        message: String,
+    },
+    /// The turn used `max_turns` model requests.
+    MaxTurns {
+        /// How many.
+        turns: u32,
+    },
+}
+
+/// What one `send` produced.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TurnReport {
+    /// How it ended.
+    #[serde(flatten)]
+    pub end: TurnEnd,
+    /// Tokens used by this turn (subagents and model hooks included).
+    pub usage: Usage,
+    /// Its price, when the driver knows prices.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// Something that happened, for a live view (the CLI's transcript, `--json` lines, the demo's
+/// table).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum LoopEvent {
+    /// The conversation started.
+    #[serde(rename_all = "camelCase")]
+    SessionStarted {
+        /// `session_id`.
+        session_id: String,
+        /// The model.
+        model: String,
+        /// The driver (`scripted`, `anthropic`, `openai`).
+        driver: String,
+        /// The transcript.
+        transcript_path: String,
+        /// The tools offered.
+        tools: Vec<String>,
+    },
+    /// A hook handler of a lifecycle event ran (tool events' handlers are in `ToolCall`'s
+    /// trace).
+    #[serde(rename_all = "camelCase")]
+    Hook {
+        /// The event.
+        event: String,
+        /// The handler.
+        handler: String,
+        /// Its plugin or settings file.
+        source: String,
+        /// What it said (`none`, `block`, `error`, …).
+        decision: String,
+        /// Its reason or message.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
+        /// Wall time.
+        micros: u64,
+        /// The subagent it ran for.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+    },
+    /// A user prompt, as the model gets it.
+    Prompt {
+        /// The prompt.
+        text: String,
+    },
+    /// The model said something.
+    Text {
+        /// What.
+        text: String,
+        /// The subagent saying it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+    },
+    /// A tool call went through the pipeline.
+    ToolCall {
+        /// Everything the pipeline produced.
+        outcome: Box<ToolOutcome>,
+        /// The subagent that called it.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+    },
+    /// A subagent started.
+    #[serde(rename_all = "camelCase")]
+    SubagentStarted {
+        /// `agent_id`.
+        agent_id: String,
+        /// `agent_type`.
+        agent_type: String,
+        /// The task's description.
+        description: String,
+    },
+    /// A subagent ended.
+    #[serde(rename_all = "camelCase")]
+    SubagentStopped {
+        /// `agent_id`.
+        agent_id: String,
+        /// `agent_type`.
+        agent_type: String,
+        /// How it ended.
+        end: TurnEnd,
+    },
+    /// A Stop (or SubagentStop) hook blocked the stop: its reason goes back to the model.
+    StopBlocked {
+        /// The reason fed back.
+        reason: String,
+        /// The subagent, for SubagentStop.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+    },
+    /// A prompt's turn ended.
+    TurnEnded {
+        /// The report.
+        report: TurnReport,
+    },
+    /// The session ended.
+    #[serde(rename_all = "camelCase")]
+    SessionEnded {
+        /// `SessionEnd`'s reason.
+        reason: String,
+        /// Tokens used by the whole session.
+        usage: Usage,
+        /// Its price, when known.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost_usd: Option<f64>,
+    },
+    /// Something went wrong that did not stop the conversation.
+    Warning {
+        /// What.
+        message: String,
+    },
+}
+
+/// Receives [`LoopEvent`]s as they happen, and streamed text.
+pub trait Observer: Send + Sync {
+    /// One event.
+    fn event(&self, event: &LoopEvent);
+    /// More text of the model's current message (streaming drivers only).
+    fn text_delta(&self, _text: &str) {}
+}
+
+/// An observer that keeps every event (tests, the demo's table, embedders that look later).
+#[derive(Debug, Default)]
+pub struct Recorder {
+    events: Mutex<Vec<LoopEvent>>,
+}
+
+impl Recorder {
+    /// Every event so far.
+    pub fn events(&self) -> Vec<LoopEvent> {
+        self.events.lock().map(|e| e.clone()).unwrap_or_default()
+    }
+}
+
+impl Observer for Recorder {
+    fn event(&self, event: &LoopEvent) {
+        if let Ok(mut e) = self.events.lock() {
+            e.push(event.clone());
+        }
+    }
+}
+
+struct Silent;
+
+impl Observer for Silent {
+    fn event(&self, _: &LoopEvent) {}
+}
+
+struct Sink<'a>(&'a dyn Observer);
+
+impl StreamSink for Sink<'_> {
+    fn text_delta(&self, text: &str) {
+        self.0.text_delta(text);
+    }
+}
+
+/// A conversation: a session, a model and someone to ask (see the module docs).
+pub struct Conversation {
+    core: Core,
+    messages: Vec<Message>,
+    pending: Vec<String>,
+    started: bool,
+}
+
+struct Core {
+    session: Arc<Session>,
+    driver: Arc<dyn ModelDriver>,
+    asker: Arc<dyn Asker>,
+    observer: Arc<dyn Observer>,
+    opts: ConversationOptions,
+    context: Arc<Mutex<Context>>,
+    transcript: Arc<Transcript>,
+    tools: Vec<ToolSpec>,
+    model: String,
+    usage: Mutex<(Usage, Option<f64>)>,
+}
+
+/// What a call needs of the frame (main conversation or subagent) it runs in.
+struct FrameInfo {
+    caller: Caller,
+    agent: Option<(String, String)>,
+    tools: Vec<ToolSpec>,
+    model: String,
+    depth: u32,
+    transcript: Arc<Transcript>,
+    max_turns: u32,
+    system: String,
+}
+
+impl FrameInfo {
+    fn agent_type(&self) -> Option<String> {
+        self.agent.as_ref().map(|(_, t)| t.clone())
+    }
+}
+
+struct CallResult {
+    block: Block,
+    context: Vec<String>,
+    batch_entry: Value,
+}
+
+impl Conversation {
+    /// A conversation in `session`, not started yet.
+    pub fn new(
+        session: Arc<Session>,
+        driver: Arc<dyn ModelDriver>,
+        asker: Arc<dyn Asker>,
+        opts: ConversationOptions,
+    ) -> Self {
+        let transcript_path = opts.transcript_path.clone().unwrap_or_else(|| {
+            let project: String = session
+                .cwd
+                .display()
+                .to_string()
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+                .collect();
+            session
+                .home
+                .root()
+                .join("projects")
+                .join(project)
+                .join(format!("{}.jsonl", session.session_id))
+        });
+        let transcript = Arc::new(Transcript::new(
+            transcript_path,
+            &session.session_id,
+            &session.cwd,
+            None,
+        ));
+        let model = opts
+            .model
+            .clone()
+            .unwrap_or_else(|| driver.default_model().to_string());
+        let context = Arc::new(Mutex::new(crate::instructions::load_context(&session, &[])));
+        Conversation {
+            core: Core {
+                session,
+                driver,
+                asker,
+                observer: Arc::new(Silent),
+                opts,
+                context,
+                transcript,
+                tools: Vec::new(),
+                model,
+                usage: Mutex::new((Usage::default(), None)),
+            },
+            messages: Vec::new(),
+            pending: Vec::new(),
+            started: false,
+        }
+    }
+
+    /// Reports events to `observer`.
+    pub fn with_observer(mut self, observer: Arc<dyn Observer>) -> Self {
+        self.core.observer = observer;
+        self
+    }
+
+    /// The session.
+    pub fn session(&self) -> &Arc<Session> {
+        &self.core.session
+    }
+
+    /// Where the transcript is written.
+    pub fn transcript_path(&self) -> &std::path::Path {
+        self.core.transcript.path()
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// The tools offered to the model (after [`Conversation::start`]).
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.core.tools
+    }
+
+    /// Tokens used so far, and their price when known.
+    pub fn usage(&self) -> (Usage, Option<f64>) {
+        self.core.usage.lock().map(|u| *u).unwrap_or_default()
+    }
+
+    /// Starts the session: the tools are gathered (MCP servers connect), `InstructionsLoaded`
+    /// fires for every memory file and rule loaded, then `SessionStart`, whose context joins
+    /// the first prompt. Called by the first [`Conversation::send`] if not before.
+    pub async fn start(&mut self) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        let core = &mut self.core;
+        let mut warnings = Vec::new();
+        let mut tools = prompt::session_tools(&core.session, &mut warnings).await;
+        let (agents, has_skills, ctx_warnings, memory) = match core.context.lock() {
+            Ok(ctx) => (
+                ctx.agents.clone(),
+                !ctx.skills.is_empty() || !ctx.commands.is_empty(),
+                ctx.warnings.iter().map(ToString::to_string).collect(),
+                ctx.memory.clone(),
+            ),
+            Err(_) => (Vec::new(), false, Vec::new(), Vec::new()),
+        };
+        if !agents.is_empty() {
+            tools.push(prompt::agent_tool(&agents));
+        }
+        if has_skills {
+            tools.push(prompt::skill_tool());
+        }
+        core.tools = tools;
+        warnings.extend::<Vec<String>>(ctx_warnings);
+        for w in warnings {
+            core.observer.event(&LoopEvent::Warning { message: w });
+        }
+        core.observer.event(&LoopEvent::SessionStarted {
+            session_id: core.session.session_id.clone(),
+            model: core.model.clone(),
+            driver: core.driver.name().to_string(),
+            transcript_path: core.transcript.path().display().to_string(),
+            tools: core.tools.iter().map(|t| t.name.clone()).collect(),
+        });
+
+        for f in &memory {
+            let mut payload = f.hook_fields();
+            payload.retain(|_, v| !v.is_null());
+            core.fire(Event::InstructionsLoaded, payload, None).await;
+        }
+        let mut payload = Map::new();
+        payload.insert("source".into(), json!("startup"));
+        payload.insert("model".into(), json!(core.model));
+        let r = core.fire(Event::SessionStart, payload, None).await;
+        if let Ok(ctx) = core.context.lock() {
+            self.pending.extend(prompt::first_reminders(&ctx));
+        }
+        self.pending.extend(
+            r.merged
+                .additional_context
+                .iter()
+                .map(|c| prompt::reminder(&format!("SessionStart hook additional context: {c}"))),
+        );
+    }
+
+    /// The request the model would receive for `prompt` now (nothing is run, no hook fires):
+    /// the assembled context, for inspection.
+    pub async fn preview(&mut self, prompt: &str) -> ModelRequest {
+        if !self.started {
+            self.core.tools = prompt::session_tools(&self.core.session, &mut Vec::new()).await;
+            if let Ok(ctx) = self.core.context.lock() {
+                if !ctx.agents.is_empty() {
+                    self.core.tools.push(prompt::agent_tool(&ctx.agents));
+                }
+                if !ctx.skills.is_empty() || !ctx.commands.is_empty() {
+                    self.core.tools.push(prompt::skill_tool());
+                }
+                self.pending = prompt::first_reminders(&ctx);
+            }
+        }
+        let mut messages = self.messages.clone();
+        messages.push(user_message(&self.pending, prompt));
+        ModelRequest {
+            model: self.core.model.clone(),
+            system: prompt::system_prompt(&self.core.session),
+            messages,
+            tools: self.core.tools.clone(),
+            max_tokens: self.core.opts.max_tokens,
+            caller: Caller::Main,
+        }
+    }
+
+    /// Sends a user prompt and runs the turn to its end (see the module docs).
+    pub async fn send(&mut self, prompt: &str) -> TurnReport {
+        self.start().await;
+        let before = self.usage();
+        let end = self.turn(prompt).await;
+        let after = self.usage();
+        let usage = Usage {
+            input_tokens: after.0.input_tokens - before.0.input_tokens,
+            output_tokens: after.0.output_tokens - before.0.output_tokens,
+        };
+        let cost_usd = match (after.1, before.1) {
+            (Some(a), b) => Some(a - b.unwrap_or(0.0)),
+            _ => None,
+        };
+        let report = TurnReport {
+            end,
+            usage,
+            cost_usd,
+        };
+        self.core.observer.event(&LoopEvent::TurnEnded {
+            report: report.clone(),
+        });
+        report
+    }
+
+    async fn turn(&mut self, typed: &str) -> TurnEnd {
+        let core = &self.core;
+        let mut text = typed.to_string();
+        let mut extra: Vec<String> = Vec::new();
+        if let Some((name, args)) = slash_command(typed) {
+            let found = core.context.lock().ok().and_then(|c| {
+                c.find_skill(name)
+                    .ok()
+                    .map(|s| (s.name.clone(), s.source.clone(), s.user_invocable))
+            });
+            match found {
+                None => {
+                    return TurnEnd::PromptBlocked {
+                        reason: format!("unknown command /{name}"),
+                    };
+                }
+                Some((_, _, false)) => {
+                    return TurnEnd::PromptBlocked {
+                        reason: format!("/{name} is not a command a user can run"),
+                    };
+                }
+                Some((full, source, true)) => {
+                    let mut payload = Map::new();
+                    payload.insert("expansion_type".into(), json!("slash_command"));
+                    payload.insert("command_name".into(), json!(full));
+                    payload.insert("command_args".into(), json!(args));
+                    payload.insert("command_source".into(), json!(skill_source(&source)));
+                    payload.insert("prompt".into(), json!(typed));
+                    let r = core.fire(Event::UserPromptExpansion, payload, None).await;
+                    if let Some(end) = stopped(&r) {
+                        return end;
+                    }
+                    if r.merged.blocked {
+                        return TurnEnd::PromptBlocked {
+                            reason: r.merged.block_reasons.join("\n"),
+                        };
+                    }
+                    extra.extend(r.merged.additional_context.iter().map(|c| {
+                        prompt::reminder(&format!(
+                            "UserPromptExpansion hook additional context: {c}"
+                        ))
+                    }));
+                    match core.render_skill(&full, args).await {
+                        Ok(content) => {
+                            text = format!(
+                                "<command-name>/{full}</command-name>\n<command-args>{args}</command-args>\n\n{content}"
+                            );
+                        }
+                        Err(e) => return TurnEnd::PromptBlocked { reason: e },
+                    }
+                }
+            }
+        }
+
+        let mut payload = Map::new();
+        payload.insert("prompt".into(), json!(typed));
+        let r = core.fire(Event::UserPromptSubmit, payload, None).await;
+        if let Some(end) = stopped(&r) {
+            return end;
+        }
+        if r.merged.blocked {
+            return TurnEnd::PromptBlocked {
+                reason: r.merged.block_reasons.join("\n"),
+            };
+        }
+        extra.extend(
+            r.merged.additional_context.iter().map(|c| {
+                prompt::reminder(&format!("UserPromptSubmit hook additional context: {c}"))
+            }),
+        );
+
+        let mut reminders = std::mem::take(&mut self.pending);
+        reminders.extend(extra);
+        let message = user_message(&reminders, &text);
+        core.transcript.message(&message, None, None);
+        core.observer
+            .event(&LoopEvent::Prompt { text: text.clone() });
+        self.messages.push(message);
+        let info = FrameInfo {
+            caller: Caller::Main,
+            agent: None,
+            tools: core.tools.clone(),
+            model: core.model.clone(),
+            depth: 0,
+            transcript: core.transcript.clone(),
+            max_turns: core.opts.max_turns,
+            system: prompt::system_prompt(&core.session),
+        };
+        core.run_frame(&info, &mut self.messages).await
+    }
+
+    /// Ends the session: `SessionEnd` with `reason` (`clear`, `resume`, `logout`,
+    /// `prompt_input_exit`, `other`), then the MCP servers are closed.
+    pub async fn end(&mut self, reason: &str) -> (Usage, Option<f64>) {
+        let mut payload = Map::new();
+        payload.insert("reason".into(), json!(reason));
+        self.core.fire(Event::SessionEnd, payload, None).await;
+        self.core.session.close().await;
+        let (usage, cost_usd) = self.usage();
+        if let Some(e) = self.core.transcript.error() {
+            self.core.observer.event(&LoopEvent::Warning { message: e });
+        }
+        self.core.observer.event(&LoopEvent::SessionEnded {
+            reason: reason.to_string(),
+            usage,
+            cost_usd,
+        });
+        (usage, cost_usd)
+    }
+}
+
+fn user_message(reminders: &[String], text: &str) -> Message {
+    let mut content: Vec<Block> = reminders.iter().map(|r| Block::text(r.clone())).collect();
+    content.push(Block::text(text));
+    Message {
+        role: Role::User,
+        content,
+    }
+}
+
+/// `/name args` when the prompt is a command invocation (a name without `/` in it, so a path
+/// typed as a prompt is not mistaken for one).
+fn slash_command(prompt: &str) -> Option<(&str, &str)> {
+    let rest = prompt.trim_start().strip_prefix('/')?;
+    let (name, args) = match rest.split_once(char::is_whitespace) {
+        Some((n, a)) => (n, a.trim()),
+        None => (rest.trim_end(), ""),
+    };
+    let ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | ':' | '.'));
+    ok.then_some((name, args))
+}
+
+fn skill_source(source: &warden_instructions::SkillSource) -> String {
+    serde_json::to_value(source)
+        .ok()
+        .and_then(|v| match v {
+            Value::String(s) => Some(s),
+            Value::Object(o) => o.get("scope").and_then(Value::as_str).map(str::to_string),
+            _ => None,
+        })
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// A hook's `continue: false` ends the conversation whatever the event decided.
+fn stopped(r: &DispatchResult) -> Option<TurnEnd> {
+    (!r.merged.continue_).then(|| TurnEnd::HookStopped {
+        reason: if r.merged.stop_reasons.is_empty() {
+            format!("a {} hook stopped the conversation", r.merged.event)
+        } else {
+            r.merged.stop_reasons.join("\n")
+        },
+    })
+}
+
+impl Core {
+    fn add_usage(&self, model: &str, usage: Usage) {
+        let cost = self.driver.cost_usd(model, usage);
+        if let Ok(mut u) = self.usage.lock() {
+            u.0 += usage;
+            if let Some(c) = cost {
+                u.1 = Some(u.1.unwrap_or(0.0) + c);
+            }
+        }
+    }
+
+    /// Fires a lifecycle event with the common fields, reporting each handler that ran.
+    async fn fire(
+        &self,
+        event: Event,
+        payload: Map<String, Value>,
+        agent: Option<&(String, String)>,
+    ) -> DispatchResult {
+        let mode = self
+            .session
+            .rules()
+            .map(|r| r.mode().as_str().to_string())
+            .unwrap_or_else(|_| "default".into());
+        let mut input = Map::new();
+        input.insert("session_id".into(), json!(self.session.session_id));
+        input.insert(
+            "transcript_path".into(),
+            json!(self.transcript.path().display().to_string()),
+        );
+        input.insert("cwd".into(), json!(self.session.cwd.display().to_string()));
+        input.insert("permission_mode".into(), json!(mode));
+        input.insert("hook_event_name".into(), json!(event.as_str()));
+        if let Some((id, ty)) = agent {
+            input.insert("agent_id".into(), json!(id));
+            input.insert("agent_type".into(), json!(ty));
+        }
+        input.extend(payload);
+        let input = Value::Object(input);
+        let result = match self.session.dispatch_options() {
+            Ok(mut opts) => {
+                if let Some(cap) = self.opts.stop_block_cap {
+                    opts.stop_block_cap = cap;
+                }
+                dispatch(event, &input, self.session.hook_config(), &opts).await
+            }
+            Err(e) => {
+                self.observer.event(&LoopEvent::Warning {
+                    message: format!("{event} hooks not run: {e}"),
+                });
+                dispatch(
+                    event,
+                    &input,
+                    &warden_hooks::HookConfig::default(),
+                    &warden_hooks::DispatchOptions::new(&self.session.cwd),
+                )
+                .await
+            }
+        };
+        for h in &result.handlers {
+            if matches!(h.result.outcome, Outcome::Skipped { .. }) {
+                continue;
+            }
+            let (decision, detail) = crate::session::pipeline::handler_decision(h);
+            self.observer.event(&LoopEvent::Hook {
+                event: event.as_str().to_string(),
+                handler: h.label.clone(),
+                source: h.source.clone(),
+                decision,
+                detail,
+                micros: u64::try_from(h.elapsed.as_micros()).unwrap_or(u64::MAX),
+                agent: agent.map(|(_, t)| t.clone()),
+            });
+        }
+        for w in &result.warnings {
+            self.observer
+                .event(&LoopEvent::Warning { message: w.clone() });
+        }
+        result
+    }
+
+    /// The model ↔ tools loop of one frame, until the model stops and the Stop hooks agree.
+    async fn run_frame(&self, info: &FrameInfo, messages: &mut Vec<Message>) -> TurnEnd {
+        let mut stop_hook_active = false;
+        let mut requests = 0u32;
+        let agent_label = info.agent_type();
+        loop {
+            if requests >= info.max_turns {
+                info.transcript.system(
+                    "max_turns",
+                    &format!("stopped after {requests} model turns"),
+                );
+                return TurnEnd::MaxTurns { turns: requests };
+            }
+            requests += 1;
+            let request = ModelRequest {
+                model: info.model.clone(),
+                system: info.system.clone(),
+                messages: messages.clone(),
+                tools: info.tools.clone(),
+                max_tokens: self.opts.max_tokens,
+                caller: info.caller.clone(),
+            };
+            let sink = Sink(self.observer.as_ref());
+            let response = match self.driver.complete(&request, Some(&sink)).await {
+                Ok(r) => r,
+                Err(e) => return self.stop_failure(info, &e).await,
+            };
+            self.add_usage(&response.model, response.usage);
+            let message = Message {
+                role: Role::Assistant,
+                content: response.content,
+            };
+            info.transcript
+                .message(&message, Some(&response.model), Some(response.usage));
+            let text = message.text();
+            if !text.is_empty() {
+                self.observer.event(&LoopEvent::Text {
+                    text: text.clone(),
+                    agent: agent_label.clone(),
+                });
+            }
+            let calls: Vec<(String, String, Value)> = message
+                .tool_uses()
+                .map(|(id, name, input)| (id.to_string(), name.to_string(), input.clone()))
+                .collect();
+            messages.push(message);
+
+            if calls.is_empty() {
+                let (event, mut payload) = match &info.agent {
+                    None => (Event::Stop, Map::new()),
+                    Some((id, ty)) => {
+                        let mut p = Map::new();
+                        p.insert("agent_id".into(), json!(id));
+                        p.insert("agent_type".into(), json!(ty));
+                        p.insert(
+                            "agent_transcript_path".into(),
+                            json!(info.transcript.path().display().to_string()),
+                        );
+                        (Event::SubagentStop, p)
+                    }
+                };
+                payload.insert("stop_hook_active".into(), json!(stop_hook_active));
+                payload.insert("last_assistant_message".into(), json!(text));
+                payload.insert("background_tasks".into(), json!([]));
+                payload.insert("session_crons".into(), json!([]));
+                let r = self.fire(event, payload, info.agent.as_ref()).await;
+                if let Some(end) = stopped(&r) {
+                    return end;
+                }
+                if r.merged.blocked {
+                    let reason = r.merged.block_reasons.join("\n");
+                    self.observer.event(&LoopEvent::StopBlocked {
+                        reason: reason.clone(),
+                        agent: agent_label.clone(),
+                    });
+                    info.transcript.system("stop_hook_feedback", &reason);
+                    let feedback = Message::user(format!("{event} hook feedback:\n{reason}"));
+                    info.transcript.message(&feedback, None, None);
+                    messages.push(feedback);
+                    stop_hook_active = true;
+                    continue;
+                }
+                return TurnEnd::Completed { text };
+            }
+
+            let results = futures::future::join_all(
+                calls
+                    .iter()
+                    .map(|(id, name, input)| self.run_call(info, id, name, input.clone())),
+            )
+            .await;
+            let mut content = Vec::with_capacity(results.len() + 1);
+            let mut context = Vec::new();
+            let mut batch = Vec::with_capacity(results.len());
+            for r in results {
+                content.push(r.block);
+                context.extend(r.context);
+                batch.push(r.batch_entry);
+            }
+            if !self
+                .session
+                .hook_config()
+                .hooks(Event::PostToolBatch)
+                .is_empty()
+            {
+                let mut payload = Map::new();
+                payload.insert("tool_calls".into(), Value::Array(batch));
+                let r = self
+                    .fire(Event::PostToolBatch, payload, info.agent.as_ref())
+                    .await;
+                if let Some(end) = stopped(&r) {
+                    return end;
+                }
+                if r.merged.blocked {
+                    return TurnEnd::HookStopped {
+                        reason: r.merged.block_reasons.join("\n"),
+                    };
+                }
+                context.extend(r.merged.additional_context.iter().cloned());
+            }
+            if !context.is_empty() {
+                content.push(Block::text(prompt::reminder(&context.join("\n\n"))));
+            }
+            let results = Message {
+                role: Role::User,
+                content,
+            };
+            info.transcript.message(&results, None, None);
+            messages.push(results);
+        }
+    }
+
+    async fn stop_failure(&self, info: &FrameInfo, e: &ModelError) -> TurnEnd {
+        info.transcript
+            .system("api_error", &format!("{}: {}", e.kind.as_str(), e.message));
+        let mut payload = Map::new();
+        payload.insert("error".into(), json!(e.kind.as_str()));
+        payload.insert("error_details".into(), json!(e.message));
+        payload.insert("last_assistant_message".into(), json!(e.message));
+        self.fire(Event::StopFailure, payload, info.agent.as_ref())
+            .await;
+        TurnEnd::StopFailure {
+            error: e.kind.as_str().to_string(),
+            message: e.message.clone(),
+        }
+    }
+
+    /// One tool call of a model turn, through the session's pipeline.
+    async fn run_call(&self, info: &FrameInfo, id: &str, name: &str, input: Value) -> CallResult {
+        let offered = info.tools.iter().any(|t| t.name == name)
+            || (name == "Task" && info.tools.iter().any(|t| t.name == "Agent"));
+        let entry = |response: &str| json!({"tool_name": name, "tool_input": input, "tool_use_id": id, "tool_response": response});
+        if !offered {
+            let m =
+                format!("<tool_use_error>Error: No such tool available: {name}</tool_use_error>");
+            return CallResult {
+                batch_entry: entry(&m),
+                block: Block::ToolResult {
+                    tool_use_id: id.to_string(),
+                    content: m,
+                    is_error: true,
+                },
+                context: Vec::new(),
+            };
+        }
+        let meta = CallMeta {
+            tool_use_id: Some(id.to_string()),
+            transcript_path: Some(self.transcript.path().display().to_string()),
+            agent: info.agent.clone(),
+        };
+        let agent_tool = AgentTool {
+            core: self,
+            parent: info,
+        };
+        let skill_tool = SkillTool { core: self };
+        let local: Option<&dyn LocalTool> = match name {
+            "Agent" | "Task" => Some(&agent_tool),
+            "Skill" => Some(&skill_tool),
+            _ => None,
+        };
+        let outcome = self
+            .session
+            .call_tool_with(name, input.clone(), self.asker.as_ref(), &meta, local)
+            .await;
+        let (content, is_error, mut context) = match outcome {
+            Err(e) => (
+                format!("<tool_use_error>{e}</tool_use_error>"),
+                true,
+                Vec::new(),
+            ),
+            Ok(o) => {
+                let r = match &o.status {
+                    ToolStatus::Ok { content, .. } => (content.clone(), false),
+                    ToolStatus::InvalidInput { message } => {
+                        (format!("<tool_use_error>{message}</tool_use_error>"), true)
+                    }
+                    ToolStatus::Denied { message } | ToolStatus::Failed { message } => {
+                        (message.clone(), true)
+                    }
+                    ToolStatus::Decided => (String::new(), true),
+                };
+                let context = o.additional_context.clone();
+                let touched = matches!(o.status, ToolStatus::Ok { .. })
+                    .then(|| {
+                        o.input
+                            .get("file_path")
+                            .and_then(Value::as_str)
+                            .map(PathBuf::from)
+                    })
+                    .flatten();
+                self.observer.event(&LoopEvent::ToolCall {
+                    outcome: Box::new(o),
+                    agent: info.agent_type(),
+                });
+                let mut context = context;
+                if let Some(file) = touched {
+                    context.extend(self.touch(&file, info).await);
+                }
+                (r.0, r.1, context)
+            }
+        };
+        context.retain(|c| !c.trim().is_empty());
+        CallResult {
+            batch_entry: entry(&content),
+            block: Block::ToolResult {
+                tool_use_id: id.to_string(),
+                content,
+                is_error,
+            },
+            context,
+        }
+    }
+
+    /// A file the model read or changed may bring nested CLAUDE.md files and path-scoped rules
+    /// into context, as in Claude Code; `InstructionsLoaded` fires for each.
+    async fn touch(&self, file: &std::path::Path, info: &FrameInfo) -> Vec<String> {
+        let path = self.session.cwd.join(file);
+        let loaded = match self.context.lock() {
+            Ok(mut ctx) => ctx.touch(&path),
+            Err(_) => return Vec::new(),
+        };
+        let mut out = Vec::new();
+        for f in loaded {
+            let mut payload = f.hook_fields();
+            payload.retain(|_, v| !v.is_null());
+            self.fire(Event::InstructionsLoaded, payload, info.agent.as_ref())
+                .await;
+            out.push(format!(
+                "Contents of {}:\n\n{}",
+                f.path.display(),
+                f.content.trim_end()
+            ));
+        }
+        out
+    }
+
+    async fn render_skill(&self, name: &str, args: &str) -> Result<String, String> {
+        let session = self.session.clone();
+        let context = self.context.clone();
+        let (name, args) = (name.to_string(), args.to_string());
+        let opts = crate::instructions::SkillRenderOptions {
+            session_id: Some(session.session_id.clone()),
+            ..Default::default()
+        };
+        // Rendering runs a skill's `!` commands on a runtime of its own; it must not block
+        // this one.
+        tokio::task::spawn_blocking(move || {
+            let ctx = context
+                .lock()
+                .map_err(|_| "the context is unusable".to_string())?;
+            crate::instructions::render_skill(&session, &ctx, &name, &args, &opts)
+                .map(|r| r.content)
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| format!("rendering the skill failed: {e}"))?
+    }
+
+    async fn run_skill(&self, input: &Value) -> Result<ToolCallOutcome, String> {
+        let name = input
+            .get("skill")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let args = input
+            .get("args")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let found = self.context.lock().ok().and_then(|c| {
+            c.find_skill(name)
+                .map(|s| (s.name.clone(), s.disable_model_invocation))
+                .map_err(|e| e.to_string())
+                .into()
+        });
+        let (full, disabled) = match found {
+            Some(Ok(f)) => f,
+            Some(Err(e)) => return Ok(ToolCallOutcome::Failed(e)),
+            None => return Err("the context is unusable".into()),
+        };
+        if disabled {
+            return Ok(ToolCallOutcome::Failed(format!(
+                "skill {full} has disable-model-invocation set: only the user can run it"
+            )));
+        }
+        Ok(match self.render_skill(&full, args).await {
+            Ok(content) => ToolCallOutcome::Ok {
+                content: format!("Launching skill: {full}\n\n{content}"),
+                structured: Some(json!({"success": true, "commandName": full}).to_string()),
+            },
+            Err(e) => ToolCallOutcome::Failed(e),
+        })
+    }
+
+    async fn run_subagent(
+        &self,
+        parent: &FrameInfo,
+        input: &Value,
+    ) -> Result<ToolCallOutcome, String> {
+        let s = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or_default();
+        let (ty, task, description) = (s("subagent_type"), s("prompt"), s("description"));
+        let agent = match self.context.lock() {
+            Ok(ctx) => match ctx.agents.iter().find(|a| a.name == ty) {
+                Some(a) => a.clone(),
+                None => {
+                    let names: Vec<&str> = ctx.agents.iter().map(|a| a.name.as_str()).collect();
+                    return Ok(ToolCallOutcome::Failed(format!(
+                        "Agent type '{ty}' not found. Available agents: {}",
+                        names.join(", ")
+                    )));
+                }
+            },
+            Err(_) => return Err("the context is unusable".into()),
+        };
+        let depth = parent.depth + 1;
+        let mut tools: Vec<ToolSpec> = self
+            .tools
+            .iter()
+            .filter(|t| prompt::agent_allows(&agent, &t.name))
+            .filter(|t| t.name != "Agent" || depth < self.opts.max_subagent_depth)
+            .cloned()
+            .collect();
+        tools.retain(|t| t.name != "Skill" || prompt::agent_allows(&agent, "Skill"));
+        if tools.is_empty() && agent.tools.is_some() {
+            return Ok(ToolCallOutcome::Failed(format!(
+                "agent {ty}: its `tools` list names no tool this session has"
+            )));
+        }
+        let agent_id = format!(
+            "a{}",
+            &crate::instructions::new_session_id().replace('-', "")[..16]
+        );
+        let ids = (agent_id.clone(), ty.to_string());
+        let mut payload = Map::new();
+        payload.insert("agent_id".into(), json!(agent_id));
+        payload.insert("agent_type".into(), json!(ty));
+        let r = self.fire(Event::SubagentStart, payload, None).await;
+        let path = self
+            .transcript
+            .path()
+            .with_extension("")
+            .join("subagents")
+            .join(format!("agent-{agent_id}.jsonl"));
+        let transcript = Arc::new(Transcript::new(
+            path,
+            &self.session.session_id,
+            &self.session.cwd,
+            Some(agent_id.clone()),
+        ));
+        let model = match (s("model"), agent.model.as_deref()) {
+            (m, _) if !m.is_empty() => m.to_string(),
+            (_, Some(m)) if m != "inherit" => m.to_string(),
+            _ => parent.model.clone(),
+        };
+        let info = FrameInfo {
+            caller: Caller::Subagent(ty.to_string()),
+            agent: Some(ids),
+            tools,
+            model,
+            depth,
+            transcript,
+            max_turns: agent
+                .max_turns
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(self.opts.max_turns),
+            system: prompt::subagent_prompt(&self.session, &agent),
+        };
+        let reminders: Vec<String> = r
+            .merged
+            .additional_context
+            .iter()
+            .map(|c| prompt::reminder(&format!("SubagentStart hook additional context: {c}")))
+            .collect();
+        let first = user_message(&reminders, task);
+        info.transcript.message(&first, None, None);
+        let mut messages = vec![first];
+        self.observer.event(&LoopEvent::SubagentStarted {
+            agent_id: agent_id.clone(),
+            agent_type: ty.to_string(),
+            description: description.to_string(),
+        });
+        let end = Box::pin(self.run_frame(&info, &mut messages)).await;
+        self.observer.event(&LoopEvent::SubagentStopped {
+            agent_id: agent_id.clone(),
+            agent_type: ty.to_string(),
+            end: end.clone(),
+        });
+        let structured = json!({
+            "agent_id": agent_id,
+            "agent_type": ty,
+            "transcript_path": info.transcript.path().display().to_string(),
+        })
+        .to_string();
+        Ok(match end {
+            TurnEnd::Completed { text } => ToolCallOutcome::Ok {
+                content: text,
+                structured: Some(structured),
+            },
+            TurnEnd::MaxTurns { turns } => ToolCallOutcome::Failed(format!(
+                "agent {ty} stopped after {turns} turns without finishing"
+            )),
+            TurnEnd::StopFailure { message, .. } => {
+                ToolCallOutcome::Failed(format!("agent {ty} failed: {message}"))
+            }
+            TurnEnd::HookStopped { reason } | TurnEnd::PromptBlocked { reason } => {
+                ToolCallOutcome::Failed(format!("agent {ty} was stopped: {reason}"))
+            }
+        })
+    }
+}
+
+struct AgentTool<'a> {
+    core: &'a Core,
+    parent: &'a FrameInfo,
+}
+
+impl LocalTool for AgentTool<'_> {
+    fn input_schema(&self) -> Value {
+        prompt::agent_schema()
+    }
+
+    fn run<'a>(&'a self, input: &'a Value) -> LocalToolFuture<'a> {
+        Box::pin(self.core.run_subagent(self.parent, input))
+    }
+}
+
+struct SkillTool<'a> {
+    core: &'a Core,
+}
+
+impl LocalTool for SkillTool<'_> {
+    fn input_schema(&self) -> Value {
+        prompt::skill_schema()
+    }
+
+    fn run<'a>(&'a self, input: &'a Value) -> LocalToolFuture<'a> {
+        Box::pin(self.core.run_skill(input))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slash_commands() {
+        assert_eq!(slash_command("/review src"), Some(("review", "src")));
+        assert_eq!(slash_command("  /fmt:check"), Some(("fmt:check", "")));
+        assert_eq!(slash_command("/usr/bin/env is odd"), None);
+        assert_eq!(slash_command("fix it"), None);
+    }
+}
