@@ -4,6 +4,12 @@
 //! A driver turns a [`ModelRequest`] into a [`ModelResponse`]: the scripted driver reads the
 //! answer from a file, the API drivers send it over HTTP. The loop never knows which.
 
+pub mod anthropic;
+mod http;
+
+pub use anthropic::AnthropicDriver;
+pub use http::{DriverConfigError, RetryPolicy};
+
 use std::future::Future;
 use std::pin::Pin;
 
