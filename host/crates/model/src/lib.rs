@@ -6,9 +6,11 @@
 
 pub mod anthropic;
 mod http;
+pub mod openai;
 
 pub use anthropic::AnthropicDriver;
 pub use http::{DriverConfigError, RetryPolicy};
+pub use openai::OpenAiDriver;
 
 use std::future::Future;
 use std::pin::Pin;
