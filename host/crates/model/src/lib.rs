@@ -4,7 +4,15 @@
 //! A driver turns a [`ModelRequest`] into a [`ModelResponse`]: the scripted driver reads the
 //! answer from a file, the API drivers send it over HTTP. The loop never knows which.
 
+pub mod anthropic;
+mod http;
+pub mod openai;
 pub mod scripted;
+
+pub use anthropic::AnthropicDriver;
+pub use http::{DriverConfigError, RetryPolicy};
+pub use openai::OpenAiDriver;
+pub use scripted::ScriptedDriver;
 
 use std::future::Future;
 use std::pin::Pin;
