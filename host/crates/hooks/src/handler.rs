@@ -544,7 +544,17 @@ pub(crate) fn parse_handler(
         }
         HandlerType::Prompt | HandlerType::Agent => {
             check_keys(obj, &["prompt", "model", "continueOnBlock", "agent"], warn);
-            let prompt = opt_string(obj, "prompt", warn).unwrap_or_default();
+            // Without its own question the model would only see the hook input and guess.
+            let prompt = match obj.get("prompt") {
+                Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+                _ => {
+                    warn(format!(
+                        "{} handler needs a non-empty string `prompt` (skipped)",
+                        ty.as_str()
+                    ));
+                    return None;
+                }
+            };
             let h = ModelHandler {
                 prompt,
                 model: opt_string(obj, "model", warn),
