@@ -168,15 +168,39 @@ pub struct McpToolHandler {
     pub input: Option<Value>,
 }
 
-/// A `prompt` or `agent` handler (parsed and listed; not executed: they need a model).
+/// A `prompt` or `agent` handler: a question put to a model through the host's
+/// [`ModelHookRunner`](crate::ModelHookRunner), answered `{"ok": bool, "reason"?: string}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelHandler {
-    /// The prompt (`$ARGUMENTS` = hook input).
+    /// The prompt; `$ARGUMENTS` stands for the hook input (rules on
+    /// [`ModelHookCall::prompt`](crate::ModelHookCall::prompt)).
     pub prompt: String,
-    /// Requested model.
+    /// Requested model (`None`: the host's fast default).
     pub model: Option<String>,
-    /// `continueOnBlock` (prompt handlers only).
+    /// `continueOnBlock`: a block goes back to Claude and the turn goes on, instead of ending
+    /// the turn. Read for prompt handlers only; agent handlers always behave as if it were set.
     pub continue_on_block: bool,
+}
+
+impl ModelHandler {
+    /// A short excerpt of the prompt that tells handlers apart in notices: its first non-blank
+    /// line, cut at [`Self::LABEL_CHARS`] characters.
+    fn excerpt(&self) -> String {
+        let line = self
+            .prompt
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        let mut out: String = line.chars().take(Self::LABEL_CHARS).collect();
+        if out.len() < line.len() {
+            out.push('…');
+        }
+        out
+    }
+
+    /// Characters of the prompt kept in a handler's label.
+    const LABEL_CHARS: usize = 40;
 }
 
 /// A `wasm` handler from the `warden` section of `plugin.json`.
@@ -254,7 +278,8 @@ impl Handler {
         matches!(&self.kind, HandlerKind::Command(c) if c.is_async || c.async_rewake)
     }
 
-    /// A short name for messages: the command, URL, tool or component.
+    /// A short name for messages: the command, URL, tool, component or the start of the
+    /// prompt.
     pub fn label(&self) -> String {
         match &self.kind {
             HandlerKind::Command(c) => match &c.args {
@@ -263,8 +288,8 @@ impl Handler {
             },
             HandlerKind::Http(h) => h.url.clone(),
             HandlerKind::McpTool(m) => format!("{}:{}", m.server, m.tool),
-            HandlerKind::Prompt(_) => "prompt".to_string(),
-            HandlerKind::Agent(_) => "agent".to_string(),
+            HandlerKind::Prompt(m) => format!("prompt \"{}\"", m.excerpt()),
+            HandlerKind::Agent(m) => format!("agent \"{}\"", m.excerpt()),
             HandlerKind::Wasm(w) => format!("wasm:{}", w.component),
         }
     }
