@@ -95,10 +95,13 @@ impl Event {
     }
 }
 
-/// `onFailure` of command, http, mcp_tool and wasm handlers (spec 1.11).
+/// `onFailure` of handlers (spec 1.11).
 ///
 /// Claude Code documents it for command and http handlers only; an `mcp_tool` or `wasm` handler
 /// stands in for a command hook, so it takes the same field rather than silently failing open.
+/// `prompt` and `agent` handlers take it too: a model guard whose model cannot be reached, times
+/// out or answers nonsense would otherwise always let the action through. Claude Code ignores
+/// the field there, so such a hook fails open under Claude Code and closed under Warden.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OnFailure {
     /// Failures are non-blocking (the default).
@@ -568,7 +571,11 @@ pub(crate) fn parse_handler(
             })
         }
         HandlerType::Prompt | HandlerType::Agent => {
-            check_keys(obj, &["prompt", "model", "continueOnBlock", "agent"], warn);
+            check_keys(
+                obj,
+                &["prompt", "model", "continueOnBlock", "agent", "onFailure"],
+                warn,
+            );
             // Without its own question the model would only see the hook input and guess.
             let prompt = match obj.get("prompt") {
                 Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
@@ -639,12 +646,7 @@ pub(crate) fn parse_handler(
     if once && !ctx.honour_once {
         warn("`once` is only honoured in skill frontmatter (ignored)".to_string());
     }
-    let on_failure = match ty {
-        HandlerType::Command | HandlerType::Http | HandlerType::McpTool | HandlerType::Wasm => {
-            parse_on_failure(obj, warn)
-        }
-        _ => OnFailure::Continue,
-    };
+    let on_failure = parse_on_failure(obj, warn);
     Some(Handler {
         kind,
         if_rule: opt_string(obj, "if", warn),

@@ -356,6 +356,28 @@ async fn a_failed_model_call_is_a_non_blocking_error() {
 }
 
 #[tokio::test]
+async fn on_failure_block_denies_when_the_model_cannot_answer() {
+    let cfg = config(
+        "PreToolUse",
+        json!([{"type": "prompt", "prompt": "Safe?", "onFailure": "block"}]),
+    );
+    for runner in [Runner::failing("no credentials"), Runner::answering("hmm")] {
+        let r = run(&cfg, Arc::new(runner), Event::PreToolUse, &bash_input()).await;
+        assert!(r.merged.blocked);
+        assert_eq!(
+            r.merged.block_reasons,
+            vec!["[prompt \"Safe?\"]: failed; blocking because onFailure is \"block\"".to_string()]
+        );
+        assert_eq!(
+            r.merged.permission_verdict().decision,
+            Some(HookVerdict::Decided(Decision::Deny))
+        );
+        // The model said nothing, so there is no model block for continueOnBlock to govern.
+        assert_eq!(r.merged.continue_on_block, None);
+    }
+}
+
+#[tokio::test]
 async fn a_model_that_outlives_its_timeout_is_cancelled_without_a_decision() {
     let cfg = config(
         "PreToolUse",
