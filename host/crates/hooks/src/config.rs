@@ -298,13 +298,6 @@ pub fn parse_hooks(
             for (hi, h) in handlers_raw.iter().enumerate() {
                 let mut hwarn = |m: String| warn(format!("{at}.hooks[{hi}]: {m}"));
                 if let Some(parsed) = parse_handler(h, &ctx, &mut hwarn) {
-                    match parsed.kind {
-                        HandlerKind::Prompt(_) | HandlerKind::Agent(_) => hwarn(format!(
-                            "{} handlers need a model, which Warden does not call (handler will be skipped)",
-                            parsed.kind.handler_type().as_str()
-                        )),
-                        _ => {}
-                    }
                     handlers.push(parsed);
                 }
             }

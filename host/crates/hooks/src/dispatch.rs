@@ -23,6 +23,7 @@ use crate::exec::{
 };
 use crate::handler::{CommandHandler, HandlerKind, HandlerType, Shell};
 use crate::merge::{MergedResult, merge_iter};
+use crate::model::{ModelHookCall, ModelHookRunner, answer_outcome, build_prompt, instructions};
 use crate::output::{Classified, Outcome, cap_text, classify_http, classify_owned};
 
 /// Default Stop / SubagentStop loop cap (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`).
@@ -73,6 +74,9 @@ pub struct DispatchOptions {
     pub wasm_runner: Option<Arc<dyn WasmHookRunner>>,
     /// Calls the tools of `mcp_tool` handlers; without it they are skipped with a notice.
     pub mcp_runner: Option<Arc<dyn McpToolRunner>>,
+    /// Asks the model of `prompt` and `agent` handlers; without it they are skipped with a
+    /// notice.
+    pub model_runner: Option<Arc<dyn ModelHookRunner>>,
     /// Working directory of hook processes (the project directory in Claude Code).
     pub cwd: PathBuf,
     /// `CLAUDE_PROJECT_DIR`.
@@ -100,6 +104,7 @@ impl std::fmt::Debug for DispatchOptions {
             .field("wasm_only", &self.wasm_only)
             .field("wasm_runner", &self.wasm_runner.is_some())
             .field("mcp_runner", &self.mcp_runner.is_some())
+            .field("model_runner", &self.model_runner.is_some())
             .field("cwd", &self.cwd)
             .field("project_dir", &self.project_dir)
             .field("stop_block_cap", &self.stop_block_cap)
@@ -120,6 +125,7 @@ impl DispatchOptions {
             wasm_only: false,
             wasm_runner: None,
             mcp_runner: None,
+            model_runner: None,
             cwd: project_dir.clone(),
             project_dir,
             env: None,
@@ -143,6 +149,12 @@ impl DispatchOptions {
         self.mcp_runner = Some(runner);
         self
     }
+
+    /// Sets the runner of `prompt` and `agent` handlers.
+    pub fn with_model_runner(mut self, runner: Arc<dyn ModelHookRunner>) -> Self {
+        self.model_runner = Some(runner);
+        self
+    }
 }
 
 /// What happened to one handler.
@@ -158,6 +170,11 @@ pub struct HandlerReport {
     pub result: Classified,
     /// Exit code, for command and WASM handlers that exited.
     pub exit_code: Option<i32>,
+    /// Set when a `prompt` or `agent` handler answered `ok: false` and that blocks on this
+    /// event: `true` when the reason should go back to Claude with the turn going on
+    /// (`continueOnBlock`, always for agent handlers), `false` when the turn should end (spec
+    /// 1.12). `None` for every other report.
+    pub continue_on_block: Option<bool>,
     /// Wall time.
     pub elapsed: Duration,
 }
@@ -177,8 +194,8 @@ pub struct DispatchResult {
 struct Ctx {
     event: Event,
     input: Arc<str>,
-    /// The hook input as JSON, kept only when an `mcp_tool` handler runs: its `${path}`
-    /// templates read from it.
+    /// The hook input as JSON, kept only when an `mcp_tool` handler (its `${path}` templates
+    /// read from it) or a model handler (its runner gets it) runs.
     input_value: Option<Value>,
     base_env: BTreeMap<String, String>,
     opts: DispatchOptions,
@@ -246,6 +263,7 @@ fn skipped(hook: &RegisteredHook, reason: String) -> HandlerReport {
             plain: None,
         },
         exit_code: None,
+        continue_on_block: None,
         elapsed: Duration::ZERO,
     }
 }
@@ -310,11 +328,14 @@ pub async fn dispatch(
                 reports.push(skipped(hook, msg));
                 continue;
             }
-            HandlerType::Prompt | HandlerType::Agent => {
-                reports.push(skipped(
-                    hook,
-                    format!("{} handlers need a model; skipped", ty.as_str()),
-                ));
+            HandlerType::Prompt | HandlerType::Agent if opts.model_runner.is_none() => {
+                let msg = format!(
+                    "{}: no model runner configured ({} handlers need a model); skipped",
+                    hook.handler.label(),
+                    ty.as_str()
+                );
+                warnings.push(msg.clone());
+                reports.push(skipped(hook, msg));
                 continue;
             }
             HandlerType::Wasm if opts.wasm_runner.is_none() => {
@@ -343,9 +364,12 @@ pub async fn dispatch(
             HandlerType::Command | HandlerType::Http
         )
     });
-    let needs_value = selected
-        .iter()
-        .any(|h| h.handler.kind.handler_type() == HandlerType::McpTool);
+    let needs_value = selected.iter().any(|h| {
+        matches!(
+            h.handler.kind.handler_type(),
+            HandlerType::McpTool | HandlerType::Prompt | HandlerType::Agent
+        )
+    });
     let ctx = Arc::new(Ctx {
         event,
         input: Arc::from(input.to_string()),
@@ -408,6 +432,11 @@ pub async fn dispatch(
         reports.iter().map(|r| &r.result),
         opts.spill_dir.as_deref(),
     );
+    // The turn ends unless every model handler that blocked asked for it to go on.
+    merged.continue_on_block = reports
+        .iter()
+        .filter_map(|r| r.continue_on_block)
+        .reduce(|a, b| a && b);
     apply_stop_cap(event, input, config, opts, &mut merged, &mut warnings);
     DispatchResult {
         merged,
@@ -420,16 +449,21 @@ pub async fn dispatch(
 async fn run_handler(ctx: Arc<Ctx>, hook: Arc<RegisteredHook>, timeout: Duration) -> HandlerReport {
     let started = Instant::now();
     let label = hook.label.clone();
-    let (result, exit_code) = run_one(&ctx, &hook, &label, timeout).await;
+    let (result, exit_code, model_blocked) = run_one(&ctx, &hook, &label, timeout).await;
     if hook.handler.once && result.outcome == Outcome::Success {
         hook.spent.store(true, Ordering::Release);
     }
+    let continue_on_block = model_blocked.then(|| match &hook.handler.kind {
+        HandlerKind::Prompt(m) => m.continue_on_block,
+        _ => true,
+    });
     HandlerReport {
         label,
         handler_type: hook.handler.kind.handler_type(),
         source: hook.source_label.clone(),
         result,
         exit_code,
+        continue_on_block,
         elapsed: started.elapsed(),
     }
 }
@@ -697,6 +731,7 @@ fn apply_stop_cap(
         counts.remove(&key);
         merged.blocked = false;
         merged.block_reasons.clear();
+        merged.continue_on_block = None;
         merged.stop_cap_overridden = true;
         warnings.push(format!(
             "{event} hooks blocked {} times in a row; allowing the stop (CLAUDE_CODE_STOP_HOOK_BLOCK_CAP)",
@@ -875,7 +910,7 @@ async fn run_one(
     hook: &RegisteredHook,
     label: &str,
     timeout: Duration,
-) -> (Classified, Option<i32>) {
+) -> (Classified, Option<i32>, bool) {
     let spill = ctx.opts.spill_dir.as_deref();
     let on_failure = hook.handler.on_failure;
     match &hook.handler.kind {
@@ -885,6 +920,7 @@ async fn run_one(
             (
                 classify_owned(ctx.event, raw, on_failure, label, spill),
                 code,
+                false,
             )
         }
         HandlerKind::Wasm(w) => {
@@ -898,6 +934,7 @@ async fn run_one(
                         plain: None,
                     },
                     None,
+                    false,
                 );
             };
             let plugin = hook.source.plugin();
@@ -923,6 +960,7 @@ async fn run_one(
             (
                 classify_owned(ctx.event, raw, on_failure, label, spill),
                 code,
+                false,
             )
         }
         HandlerKind::Http(h) => {
@@ -936,7 +974,11 @@ async fn run_one(
                 .map(|(k, v)| (k.clone(), interpolate_header(v, &allowed, &ctx.base_env)))
                 .collect();
             let r = run_http(&h.url, &headers, ctx.input.clone(), timeout).await;
-            (classify_http(ctx.event, &r, on_failure, label, spill), None)
+            (
+                classify_http(ctx.event, &r, on_failure, label, spill),
+                None,
+                false,
+            )
         }
         HandlerKind::McpTool(m) => {
             let Some(runner) = &ctx.opts.mcp_runner else {
@@ -949,6 +991,7 @@ async fn run_one(
                         plain: None,
                     },
                     None,
+                    false,
                 );
             };
             let arguments = match &m.input {
@@ -968,6 +1011,7 @@ async fn run_one(
                             return (
                                 classify_owned(ctx.event, raw, on_failure, label, spill),
                                 None,
+                                false,
                             );
                         }
                     }
@@ -988,18 +1032,44 @@ async fn run_one(
             (
                 classify_owned(ctx.event, raw, on_failure, label, spill),
                 None,
+                false,
             )
         }
-        HandlerKind::Prompt(_) | HandlerKind::Agent(_) => (
-            Classified {
-                outcome: Outcome::Skipped {
-                    reason: "unsupported handler type".into(),
-                },
-                json: None,
-                plain: None,
-            },
-            None,
-        ),
+        HandlerKind::Prompt(m) | HandlerKind::Agent(m) => {
+            let Some(runner) = &ctx.opts.model_runner else {
+                return (
+                    Classified {
+                        outcome: Outcome::Skipped {
+                            reason: "no model runner".into(),
+                        },
+                        json: None,
+                        plain: None,
+                    },
+                    None,
+                    false,
+                );
+            };
+            let handler_type = hook.handler.kind.handler_type();
+            let input = ctx.input_value.as_ref().unwrap_or(&Value::Null);
+            let call = ModelHookCall {
+                event: ctx.event,
+                handler_type,
+                prompt: build_prompt(&m.prompt, &ctx.input),
+                instructions: instructions(handler_type),
+                model: m.model.as_deref(),
+                input,
+                timeout,
+            };
+            let (raw, blocks) = match tokio::time::timeout(timeout, runner.run(call)).await {
+                Ok(reply) => answer_outcome(ctx.event, handler_type, reply, spill),
+                Err(_) => (RawOutcome::timed_out(), false),
+            };
+            (
+                classify_owned(ctx.event, raw, on_failure, label, spill),
+                None,
+                blocks,
+            )
+        }
     }
 }
 

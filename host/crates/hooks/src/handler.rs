@@ -95,10 +95,13 @@ impl Event {
     }
 }
 
-/// `onFailure` of command, http, mcp_tool and wasm handlers (spec 1.11).
+/// `onFailure` of handlers (spec 1.11).
 ///
 /// Claude Code documents it for command and http handlers only; an `mcp_tool` or `wasm` handler
 /// stands in for a command hook, so it takes the same field rather than silently failing open.
+/// `prompt` and `agent` handlers take it too: a model guard whose model cannot be reached, times
+/// out or answers nonsense would otherwise always let the action through. Claude Code ignores
+/// the field there, so such a hook fails open under Claude Code and closed under Warden.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum OnFailure {
     /// Failures are non-blocking (the default).
@@ -168,15 +171,39 @@ pub struct McpToolHandler {
     pub input: Option<Value>,
 }
 
-/// A `prompt` or `agent` handler (parsed and listed; not executed: they need a model).
+/// A `prompt` or `agent` handler: a question put to a model through the host's
+/// [`ModelHookRunner`](crate::ModelHookRunner), answered `{"ok": bool, "reason"?: string}`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelHandler {
-    /// The prompt (`$ARGUMENTS` = hook input).
+    /// The prompt; `$ARGUMENTS` stands for the hook input (rules on
+    /// [`ModelHookCall::prompt`](crate::ModelHookCall::prompt)).
     pub prompt: String,
-    /// Requested model.
+    /// Requested model (`None`: the host's fast default).
     pub model: Option<String>,
-    /// `continueOnBlock` (prompt handlers only).
+    /// `continueOnBlock`: a block goes back to Claude and the turn goes on, instead of ending
+    /// the turn. Read for prompt handlers only; agent handlers always behave as if it were set.
     pub continue_on_block: bool,
+}
+
+impl ModelHandler {
+    /// A short excerpt of the prompt that tells handlers apart in notices: its first non-blank
+    /// line, cut at [`Self::LABEL_CHARS`] characters.
+    fn excerpt(&self) -> String {
+        let line = self
+            .prompt
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        let mut out: String = line.chars().take(Self::LABEL_CHARS).collect();
+        if out.len() < line.len() {
+            out.push('…');
+        }
+        out
+    }
+
+    /// Characters of the prompt kept in a handler's label.
+    const LABEL_CHARS: usize = 40;
 }
 
 /// A `wasm` handler from the `warden` section of `plugin.json`.
@@ -254,7 +281,8 @@ impl Handler {
         matches!(&self.kind, HandlerKind::Command(c) if c.is_async || c.async_rewake)
     }
 
-    /// A short name for messages: the command, URL, tool or component.
+    /// A short name for messages: the command, URL, tool, component or the start of the
+    /// prompt.
     pub fn label(&self) -> String {
         match &self.kind {
             HandlerKind::Command(c) => match &c.args {
@@ -263,8 +291,8 @@ impl Handler {
             },
             HandlerKind::Http(h) => h.url.clone(),
             HandlerKind::McpTool(m) => format!("{}:{}", m.server, m.tool),
-            HandlerKind::Prompt(_) => "prompt".to_string(),
-            HandlerKind::Agent(_) => "agent".to_string(),
+            HandlerKind::Prompt(m) => format!("prompt \"{}\"", m.excerpt()),
+            HandlerKind::Agent(m) => format!("agent \"{}\"", m.excerpt()),
             HandlerKind::Wasm(w) => format!("wasm:{}", w.component),
         }
     }
@@ -543,8 +571,22 @@ pub(crate) fn parse_handler(
             })
         }
         HandlerType::Prompt | HandlerType::Agent => {
-            check_keys(obj, &["prompt", "model", "continueOnBlock", "agent"], warn);
-            let prompt = opt_string(obj, "prompt", warn).unwrap_or_default();
+            check_keys(
+                obj,
+                &["prompt", "model", "continueOnBlock", "agent", "onFailure"],
+                warn,
+            );
+            // Without its own question the model would only see the hook input and guess.
+            let prompt = match obj.get("prompt") {
+                Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+                _ => {
+                    warn(format!(
+                        "{} handler needs a non-empty string `prompt` (skipped)",
+                        ty.as_str()
+                    ));
+                    return None;
+                }
+            };
             let h = ModelHandler {
                 prompt,
                 model: opt_string(obj, "model", warn),
@@ -604,12 +646,7 @@ pub(crate) fn parse_handler(
     if once && !ctx.honour_once {
         warn("`once` is only honoured in skill frontmatter (ignored)".to_string());
     }
-    let on_failure = match ty {
-        HandlerType::Command | HandlerType::Http | HandlerType::McpTool | HandlerType::Wasm => {
-            parse_on_failure(obj, warn)
-        }
-        _ => OnFailure::Continue,
-    };
+    let on_failure = parse_on_failure(obj, warn);
     Some(Handler {
         kind,
         if_rule: opt_string(obj, "if", warn),

@@ -5,6 +5,8 @@
 //! components (declared in the `warden` section of `plugin.json`) run beside them through the
 //! same classification and merge. `mcp_tool` handlers call their tool through the host's MCP
 //! client, behind [`McpToolRunner`], and the tool's text is classified as a command's stdout.
+//! `prompt` and `agent` handlers ask the host's model, behind [`ModelHookRunner`]; its
+//! `{"ok": …}` answer becomes the output a command would give for the same decision.
 //!
 //! Flow:
 //! 1. [`HookConfigBuilder`] collects hooks from settings ([`warden_config::Settings`]), plugins,
@@ -51,7 +53,8 @@
 //! [`MILLISECOND_TIMEOUT_THRESHOLD`] (timeouts that look like milliseconds),
 //! [`HookConfigBuilder::build`] (gates), [`dispatch`] (dedup, loop cap, async, `once`),
 //! [`cap_text`] (spilling), [`to_cc_output`] (exit codes), [`McpToolHandler::input`]
-//! (`${path}` templates), [`OnFailure`] (handler types it applies to).
+//! (`${path}` templates), [`OnFailure`] (handler types it applies to), [`ModelHookCall::prompt`]
+//! (`$ARGUMENTS`).
 
 mod config;
 mod dispatch;
@@ -61,6 +64,7 @@ mod handler;
 mod input;
 mod matcher;
 mod merge;
+mod model;
 mod output;
 mod typed_result;
 
@@ -91,6 +95,7 @@ pub use input::{
 };
 pub use matcher::{Matcher, MatcherError};
 pub use merge::{MergedResult, PermissionVerdict, merge, render_stdout, to_cc_output};
+pub use model::{ModelHookCall, ModelHookRunner};
 pub use output::{
     Classified, MAX_OUTPUT_CHARS, Outcome, PREVIEW_CHARS, cap_text, classify_raw, validate_output,
 };

@@ -74,6 +74,13 @@ pub struct MergedResult {
     pub worktree_path: Option<String>,
     /// The Stop-loop cap overrode a block.
     pub stop_cap_overridden: bool,
+    /// Set by [`dispatch`](crate::dispatch) when a `prompt` or `agent` handler's `ok: false`
+    /// blocked (spec 1.12): `true` when the host should give the reason back to Claude and let
+    /// the turn go on, `false` when it should end the turn. It is `true` only when every model
+    /// handler that blocked asked for it (`continueOnBlock`; agent handlers always do). Blocks
+    /// from other handler types keep their usual effect and leave it `None`; Stop and
+    /// SubagentStop blocks always keep the session going, whatever it says.
+    pub continue_on_block: Option<bool>,
 }
 
 impl MergedResult {
@@ -97,6 +104,7 @@ impl MergedResult {
             extra: Map::new(),
             worktree_path: None,
             stop_cap_overridden: false,
+            continue_on_block: None,
         }
     }
 

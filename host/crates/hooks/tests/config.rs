@@ -193,6 +193,26 @@ fn handler_types_unsupported_on_an_event_are_skipped() {
 }
 
 #[test]
+fn a_model_handler_needs_a_prompt() {
+    for handler in [
+        json!({"type": "prompt"}),
+        json!({"type": "agent", "prompt": "  "}),
+        json!({"type": "prompt", "prompt": 3}),
+    ] {
+        let cfg = common::user_hooks(common::one_group("Stop", "", json!([handler])));
+        assert!(cfg.hooks(Event::Stop).is_empty(), "{handler}");
+        assert_eq!(cfg.warnings.len(), 1, "{handler}");
+        assert!(
+            cfg.warnings[0]
+                .message
+                .contains("needs a non-empty string `prompt`"),
+            "{:?}",
+            cfg.warnings
+        );
+    }
+}
+
+#[test]
 fn shell_form_plugin_hook_with_user_config_does_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let mut b = HookConfigBuilder::new();
