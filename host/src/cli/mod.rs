@@ -11,6 +11,7 @@ mod hook;
 mod hook_wasm;
 mod mcp;
 mod plugin;
+mod run;
 mod serve;
 mod skill;
 mod tool;
@@ -35,8 +36,11 @@ enum Command {
     Serve(serve::Args),
     /// Decide one tool call as a session in a directory would (hooks, then rules).
     Check(check::Args),
-    /// Show Warden at work on a few sample events, installing nothing.
+    /// Show Warden at work: a scripted session in a scratch home and project, no network.
     Demo(demo::Args),
+    /// Run an agent conversation in a project: a scripted model (`--script`) or a real one
+    /// (`-p` with ANTHROPIC_API_KEY, or an OpenAI-compatible server).
+    Run(run::Args),
     /// Run a built-in tool (Read, Write, Edit, Glob, Grep, Bash) as a sandboxed component,
     /// with the permission rules enforced where it touches files, programs and the network.
     Tool(tool::Args),
@@ -58,6 +62,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::HookWasm(a) => hook_wasm::run(a),
         Command::Demo(a) => demo::run(a),
+        Command::Run(a) => run::run(a),
         Command::Check(a) => check::run(a),
         Command::Tool(a) => tool::run(a),
         Command::Hook(a) => hook::run(a),
