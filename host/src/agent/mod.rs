@@ -51,6 +51,7 @@
 //! - A model answer cut at `max_tokens` ends the turn like any other answer (Stop fires).
 
 pub mod ask;
+pub mod hook_model;
 pub mod prompt;
 pub mod transcript;
 
@@ -355,6 +356,7 @@ impl FrameInfo {
 
 struct CallResult {
     block: Block,
+    ends_turn: Option<String>,
     context: Vec<String>,
     batch_entry: Value,
 }
@@ -393,6 +395,10 @@ impl Conversation {
             .clone()
             .unwrap_or_else(|| driver.default_model().to_string());
         let context = Arc::new(Mutex::new(crate::instructions::load_context(&session, &[])));
+        session.set_model_hook_runner(Arc::new(hook_model::DriverHookRunner::new(
+            driver.clone(),
+            &session,
+        )));
         Conversation {
             core: Core {
                 session,
@@ -773,7 +779,11 @@ impl Core {
             if matches!(h.result.outcome, Outcome::Skipped { .. }) {
                 continue;
             }
-            let (decision, detail) = crate::session::pipeline::handler_decision(h);
+            let (mut decision, detail) = crate::session::pipeline::handler_decision(h);
+            if decision == "deny" {
+                // Outside PreToolUse a blocking answer blocks the event, it denies nothing.
+                decision = "block".into();
+            }
             self.observer.event(&LoopEvent::Hook {
                 event: event.as_str().to_string(),
                 handler: h.label.clone(),
@@ -885,10 +895,23 @@ impl Core {
             let mut content = Vec::with_capacity(results.len() + 1);
             let mut context = Vec::new();
             let mut batch = Vec::with_capacity(results.len());
+            let mut ends_turn = Vec::new();
             for r in results {
+                ends_turn.extend(r.ends_turn);
                 content.push(r.block);
                 context.extend(r.context);
                 batch.push(r.batch_entry);
+            }
+            if !ends_turn.is_empty() {
+                let results = Message {
+                    role: Role::User,
+                    content,
+                };
+                info.transcript.message(&results, None, None);
+                messages.push(results);
+                return TurnEnd::HookStopped {
+                    reason: ends_turn.join("\n"),
+                };
             }
             if !self
                 .session
@@ -947,6 +970,7 @@ impl Core {
             let m =
                 format!("<tool_use_error>Error: No such tool available: {name}</tool_use_error>");
             return CallResult {
+                ends_turn: None,
                 batch_entry: entry(&m),
                 block: Block::ToolResult {
                     tool_use_id: id.to_string(),
@@ -975,6 +999,7 @@ impl Core {
             .session
             .call_tool_with(name, input.clone(), self.asker.as_ref(), &meta, local)
             .await;
+        let mut ends_turn = None;
         let (content, is_error, mut context) = match outcome {
             Err(e) => (
                 format!("<tool_use_error>{e}</tool_use_error>"),
@@ -993,6 +1018,7 @@ impl Core {
                     ToolStatus::Decided => (String::new(), true),
                 };
                 let context = o.additional_context.clone();
+                ends_turn.clone_from(&o.ends_turn);
                 let touched = matches!(o.status, ToolStatus::Ok { .. })
                     .then(|| {
                         o.input
@@ -1014,6 +1040,7 @@ impl Core {
         };
         context.retain(|c| !c.trim().is_empty());
         CallResult {
+            ends_turn,
             batch_entry: entry(&content),
             block: Block::ToolResult {
                 tool_use_id: id.to_string(),

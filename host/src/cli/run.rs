@@ -175,7 +175,11 @@ impl Readable {
 }
 
 fn first_line(s: &str, max: usize) -> String {
-    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+    let line = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
     let mut out: String = line.chars().take(max).collect();
     if out.len() < line.len() {
         out.push('…');
@@ -189,11 +193,18 @@ fn first_line(s: &str, max: usize) -> String {
 
 fn subject(outcome: &warden::session::ToolOutcome) -> String {
     let i = &outcome.input;
-    let s = ["command", "file_path", "pattern", "url", "skill", "subagent_type"]
-        .iter()
-        .find_map(|k| i.get(*k).and_then(|v| v.as_str()))
-        .map(str::to_string)
-        .unwrap_or_else(|| i.to_string());
+    let s = [
+        "command",
+        "file_path",
+        "pattern",
+        "url",
+        "skill",
+        "subagent_type",
+    ]
+    .iter()
+    .find_map(|k| i.get(*k).and_then(|v| v.as_str()))
+    .map(str::to_string)
+    .unwrap_or_else(|| i.to_string());
     first_line(&s, 70)
 }
 
@@ -271,11 +282,15 @@ impl Observer for Readable {
                 let micros: u64 = outcome.trace.iter().map(|t| t.micros).sum();
                 let result = match &outcome.status {
                     ToolStatus::Ok { content, .. } => format!("⎿ {}", first_line(content, 90)),
-                    ToolStatus::Denied { message } => format!("✗ denied: {}", first_line(message, 90)),
+                    ToolStatus::Denied { message } => {
+                        format!("✗ denied: {}", first_line(message, 90))
+                    }
                     ToolStatus::InvalidInput { message } => {
                         format!("✗ invalid input: {}", first_line(message, 90))
                     }
-                    ToolStatus::Failed { message } => format!("✗ failed: {}", first_line(message, 90)),
+                    ToolStatus::Failed { message } => {
+                        format!("✗ failed: {}", first_line(message, 90))
+                    }
                     ToolStatus::Decided => "not run".into(),
                 };
                 writeln!(
@@ -294,7 +309,9 @@ impl Observer for Readable {
                 agent_type,
                 description,
             } => writeln!(out, "  ↳ subagent {agent_type} ({agent_id}): {description}"),
-            LoopEvent::SubagentStopped { agent_type, end, .. } => {
+            LoopEvent::SubagentStopped {
+                agent_type, end, ..
+            } => {
                 writeln!(out, "  ↲ subagent {agent_type}: {}", end_line(end))
             }
             LoopEvent::StopBlocked { reason, agent } => writeln!(

@@ -222,6 +222,7 @@ pub struct Session {
     registry: OnceLock<ToolRegistry>,
     processes: OnceLock<ProcessConfinement>,
     mcp: OnceLock<McpHub>,
+    model_runner: OnceLock<Arc<dyn warden_hooks::ModelHookRunner>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -265,6 +266,7 @@ impl Session {
             registry: OnceLock::new(),
             processes: OnceLock::new(),
             mcp: OnceLock::new(),
+            model_runner: OnceLock::new(),
         }
     }
 
@@ -383,8 +385,17 @@ impl Session {
         let mut opts = DispatchOptions::new(&self.cwd)
             .with_wasm_runner(runner)
             .with_mcp_runner(Arc::new(McpHookRunner::new(self.clone())));
+        if let Some(runner) = self.model_runner.get() {
+            opts = opts.with_model_runner(runner.clone());
+        }
         opts.cwd = self.cwd.clone();
         Ok(opts)
+    }
+
+    /// Gives `prompt` and `agent` hook handlers a model (the conversation's); without one they
+    /// are skipped with a notice. The first runner set stays.
+    pub fn set_model_hook_runner(&self, runner: Arc<dyn warden_hooks::ModelHookRunner>) {
+        let _ = self.model_runner.set(runner);
     }
 
     /// Ends what the session started that outlives a call: its MCP servers' connections (and

@@ -210,6 +210,11 @@ pub struct ToolOutcome {
     pub additional_context: Vec<String>,
     /// Every step.
     pub trace: Vec<TraceStep>,
+    /// A `prompt` hook without `continueOnBlock` blocked this call (PreToolUse) or judged its
+    /// result (PostToolUse): the conversation's turn ends after this batch, with this reason,
+    /// as Claude Code ends it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ends_turn: Option<String>,
     /// For an MCP tool: the server's name and where it was configured, as hooks see them in
     /// `mcp_server`.
     #[serde(skip)]
@@ -232,6 +237,7 @@ impl ToolOutcome {
             status: ToolStatus::Decided,
             additional_context: Vec::new(),
             trace: Vec::new(),
+            ends_turn: None,
             mcp_server: None,
             mcp_content: None,
         }
@@ -427,6 +433,9 @@ impl Session {
         let pre_input = self.tool_event(Event::PreToolUse, &out, rules.mode().as_str(), None, meta);
         let pre = dispatch(Event::PreToolUse, &pre_input, self.hook_config(), &dopts).await;
         trace_handlers(&mut out.trace, Step::PreToolUse, &pre);
+        if pre.merged.continue_on_block == Some(false) {
+            out.ends_turn = Some(ends_turn_reason(&pre));
+        }
         let verdict = pre.merged.permission_verdict();
         out.additional_context
             .extend(pre.merged.additional_context.iter().cloned());
@@ -631,6 +640,9 @@ impl Session {
             let post_input = self.tool_event(event, &out, rules.mode().as_str(), failure, meta);
             let post = dispatch(event, &post_input, self.hook_config(), &dopts).await;
             trace_handlers(&mut out.trace, step, &post);
+            if post.merged.continue_on_block == Some(false) {
+                out.ends_turn = Some(ends_turn_reason(&post));
+            }
             out.additional_context
                 .extend(post.merged.block_reasons.iter().cloned());
             out.additional_context
@@ -837,4 +849,20 @@ fn deciding_handler(result: &DispatchResult, d: Decision) -> Option<(String, Str
         let same = decision == want || (want == "deny" && decision == "block");
         same.then(|| (h.label.clone(), h.source.clone()))
     })
+}
+
+/// Why a model hook's block ends the turn: its reasons, or the event's name.
+fn ends_turn_reason(result: &DispatchResult) -> String {
+    let reasons: Vec<&str> = result
+        .merged
+        .block_reasons
+        .iter()
+        .chain(result.merged.permission_reasons.iter())
+        .map(String::as_str)
+        .collect();
+    if reasons.is_empty() {
+        format!("a {} prompt hook blocked", result.merged.event)
+    } else {
+        reasons.join("\n")
+    }
 }

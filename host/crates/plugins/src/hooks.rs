@@ -363,8 +363,8 @@ fn check_handler(
         ),
         "http" => (&["url"], &["headers", "allowedEnvVars", "onFailure"]),
         "mcp_tool" => (&["server", "tool"], &["input", "onFailure"]),
-        "prompt" => (&["prompt"], &["model", "continueOnBlock"]),
-        "agent" => (&["prompt"], &["model"]),
+        "prompt" => (&["prompt"], &["model", "continueOnBlock", "onFailure"]),
+        "agent" => (&["prompt"], &["model", "onFailure"]),
         _ => (&["component"], &["onFailure"]),
     };
     let mut ok = true;
