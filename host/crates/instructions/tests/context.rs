@@ -58,10 +58,12 @@ fn settings_with(scope: Scope, value: serde_json::Value) -> Settings {
     Settings {
         files: vec![SettingsFile {
             scope,
+            origin: Default::default(),
             path: None,
             value,
         }],
         errors: Vec::new(),
+        ..Default::default()
     }
 }
 
