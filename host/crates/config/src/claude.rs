@@ -250,28 +250,49 @@ fn is_bridge_subcommand(word: &str) -> bool {
 
 /// Whether any simple command of a shell line runs `warden hook`, `warden hook-wasm` or
 /// `warden serve`. Words are split as the shell would split plain text and quotes; leading
-/// variable assignments and the wrappers `env`, `exec`, `command` and `nohup` are skipped.
+/// variable assignments and the wrappers `env`, `exec`, `command` and `nohup` (with their
+/// options) are skipped, and the script of `sh -c` (or `bash`, `dash`, `zsh`) is looked into.
 fn shell_runs_warden_bridge(line: &str) -> bool {
-    shell_commands(line).iter().any(|words| {
-        let mut rest = words.iter().map(String::as_str).peekable();
-        while let Some(w) = rest.peek() {
-            let assignment = w.split_once('=').is_some_and(|(name, _)| {
-                !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            });
-            if assignment
-                || matches!(*w, "env" | "exec" | "command" | "nohup")
-                || (w.starts_with('-') && *w != "-")
-            {
-                rest.next();
-            } else {
-                break;
-            }
+    shell_commands(line)
+        .iter()
+        .any(|words| words_run_warden_bridge(words))
+}
+
+fn words_run_warden_bridge(words: &[String]) -> bool {
+    let is_assignment = |w: &str| {
+        w.split_once('=').is_some_and(|(name, _)| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+    };
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        if is_assignment(w)
+            || matches!(w.as_str(), "env" | "exec" | "command" | "nohup")
+            || (i > 0 && w.starts_with('-'))
+        {
+            i += 1;
+        } else {
+            break;
         }
-        match (rest.next(), rest.next()) {
-            (Some(program), Some(sub)) => is_warden(program) && is_bridge_subcommand(sub),
-            _ => false,
+    }
+    let Some(program) = words.get(i) else {
+        return false;
+    };
+    if is_warden(program) {
+        return words.get(i + 1).is_some_and(|s| is_bridge_subcommand(s));
+    }
+    let name = program.rsplit('/').next().unwrap_or(program);
+    if matches!(name, "sh" | "bash" | "dash" | "zsh") {
+        let rest = &words[i + 1..];
+        if let Some(script) = rest
+            .iter()
+            .position(|w| w == "-c")
+            .and_then(|c| rest.get(c + 1))
+        {
+            return shell_runs_warden_bridge(script);
         }
-    })
+    }
+    false
 }
 
 /// Splits a shell line into simple commands (at `;`, `&`, `|`, newlines and parentheses) of
@@ -423,6 +444,8 @@ mod tests {
             "warden serve --ensure",
             "cd /tmp && warden hook PreToolUse",
             "true; 'warden' hook Stop",
+            "bash -c 'warden hook --wasm-only PreToolUse'",
+            "/bin/sh -c \"exec warden hook PreToolUse\"",
         ] {
             assert!(shell_runs_warden_bridge(c), "{c}");
         }
@@ -433,6 +456,7 @@ mod tests {
             "/opt/warden/bin/lint hook",
             "jq . | tee warden.log",
             "warden",
+            "sh -c 'echo warden hook'",
             "",
         ] {
             assert!(!shell_runs_warden_bridge(c), "{c}");
@@ -457,6 +481,26 @@ mod tests {
             "ftp://127.0.0.1/hook/x",
         ] {
             assert!(!is_warden_serve_url(u), "{u}");
+        }
+    }
+
+    /// Every hook of Warden's own bridge plugins, pasted into Claude Code's user settings, is
+    /// recognised: a change to how the bridge calls Warden must be followed here.
+    #[test]
+    fn every_hook_of_the_bridge_plugins_is_recognised() {
+        let plugins = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../plugins");
+        for plugin in ["warden-bridge", "warden-bridge-http"] {
+            let path = plugins.join(plugin).join("hooks/hooks.json");
+            let text = std::fs::read_to_string(&path).expect("bridge hooks.json");
+            let mut v: Value = serde_json::from_str(&text).expect("JSON");
+            let map = v.as_object_mut().expect("object");
+            let skipped = strip_bridge_hooks(map, &path);
+            assert!(!skipped.is_empty(), "{plugin}");
+            assert_eq!(
+                v["hooks"],
+                json!({}),
+                "{plugin}: not every hook was recognised"
+            );
         }
     }
 
