@@ -457,6 +457,13 @@ impl Settings {
             if let Some(f) = s.files.get_mut(at) {
                 f.origin = Origin::ClaudeCode;
                 s.skipped_hooks = claude::strip_bridge_hooks(&mut f.value, &path);
+                // A session started in the home directory finds the same file as its project's
+                // `.claude/settings.json`: it counts once, as the user's, without bridge hooks.
+                s.files.retain(|g| {
+                    g.origin == Origin::ClaudeCode
+                        || !matches!(g.scope, Scope::Project | Scope::Local)
+                        || !g.path.as_deref().is_some_and(|p| same_path(p, &path))
+                });
             }
         }
         s
@@ -739,6 +746,23 @@ mod tests {
         );
         // `/path` rules of a user file are anchored at its own directory, as `~/.claude/`.
         assert_eq!(cc.base_dir(), Some(t.path().join("cc")));
+    }
+
+    #[test]
+    fn a_session_in_the_home_directory_reads_claude_codes_file_once_as_the_users() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let mut opts = cc_options(t.path());
+        // Home directory `t`, Claude Code's directory `t/.claude`, the session started in `t`.
+        opts.cwd = t.path().to_path_buf();
+        opts.claude_config = ClaudeConfig::Dir(t.path().join(".claude"));
+        write(
+            &t.path().join(".claude/settings.json"),
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"warden hook Stop"}]}]}}"#,
+        );
+        let s = Settings::load(&opts);
+        let files: Vec<(Scope, Origin)> = s.files.iter().map(|f| (f.scope, f.origin)).collect();
+        assert_eq!(files, [(Scope::User, Origin::ClaudeCode)]);
+        assert_eq!(s.skipped_hooks.len(), 1);
     }
 
     #[test]

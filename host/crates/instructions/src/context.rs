@@ -550,10 +550,20 @@ impl fmt::Display for Context {
 }
 
 /// Project directories from the working directory up to the repository root, closest first.
-fn project_dirs(cwd: &Path, root: &Path) -> Vec<PathBuf> {
+/// A session started in the home directory would find Claude Code's user directory as its
+/// project's `.claude/`; it is left out here, having been read as the user's.
+fn project_dirs(opts: &ContextOptions, root: &Path) -> Vec<PathBuf> {
+    let claude = opts
+        .claude_dir
+        .as_deref()
+        .map(crate::memory::canonical_or_self);
     let mut out = Vec::new();
-    for d in cwd.ancestors() {
-        out.push(d.to_path_buf());
+    for d in opts.cwd.ancestors() {
+        let user_dir = claude.as_deref()
+            == Some(crate::memory::canonical_or_self(&d.join(".claude")).as_path());
+        if !user_dir {
+            out.push(d.to_path_buf());
+        }
         if d == root || crate::memory::canonical_or_self(d) == root {
             break;
         }
@@ -584,7 +594,7 @@ fn load_skills(
         ));
     }
     if opts.project_enabled {
-        for d in project_dirs(&opts.cwd, root) {
+        for d in project_dirs(opts, root) {
             scopes.push((
                 SkillSource::Project,
                 d.join(".claude/skills"),
@@ -728,7 +738,7 @@ fn load_agents(opts: &ContextOptions, root: &Path, warnings: &mut Vec<Warning>) 
         all.extend(agents::load_cli(j, warnings));
     }
     if opts.project_enabled {
-        for d in project_dirs(&opts.cwd, root) {
+        for d in project_dirs(opts, root) {
             all.extend(agents::load_dir(
                 &d.join(".claude/agents"),
                 AgentSource::Project,

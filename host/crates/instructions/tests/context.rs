@@ -821,6 +821,30 @@ fn claude_code_user_skills_commands_and_agents_lose_a_clash_with_wardens() {
 }
 
 #[test]
+fn a_session_in_the_home_directory_reads_claude_codes_directory_once_as_the_users() {
+    let fx = Fx::new();
+    fx.w("uhome/.claude/CLAUDE.md", "cc memory");
+    fx.w(
+        "uhome/.claude/skills/s/SKILL.md",
+        "---\ndescription: d\n---\nbody",
+    );
+    fx.w(
+        "uhome/.claude/agents/a.md",
+        "---\nname: a\ndescription: d\n---\nx",
+    );
+    let mut o = fx.opts("uhome");
+    o.claude_dir = Some(fx.p("uhome/.claude"));
+    let ctx = load_context(&o);
+    assert_eq!(rel(&fx, &ctx), ["uhome/.claude/CLAUDE.md"]);
+    assert_eq!(ctx.memory[0].memory_type, MemoryType::User);
+    assert_eq!(ctx.skills.len(), 1);
+    assert_eq!(ctx.skills[0].source, SkillSource::User);
+    assert_eq!(ctx.agents.len(), 1);
+    assert_eq!(ctx.agents[0].source, AgentSource::User);
+    assert!(!has_warning(&ctx, "shadowed"), "{:?}", ctx.warnings);
+}
+
+#[test]
 fn skill_overrides_and_listing_cap() {
     let fx = Fx::new();
     fx.w(
