@@ -249,6 +249,7 @@ impl Fixture {
             .args(args)
             .current_dir(&self.proj)
             .env("WARDEN_HOME", &self.warden_home)
+            .env("WARDEN_NO_CLAUDE_CONFIG", "1")
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
             .env("HOME", &self.home)
             // The programs get the host's PATH: a fixed one keeps a toolchain shim in the
@@ -768,6 +769,7 @@ fn ordinary_work_still_runs_confined() {
             .arg(&proj)
             .current_dir(&proj)
             .env("WARDEN_HOME", &warden_home)
+            .env("WARDEN_NO_CLAUDE_CONFIG", "1")
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
             .env("HOME", &home)
             .env("PATH", &path);

@@ -67,6 +67,7 @@ fn project(deny: &[&str]) -> Project {
     let mut opts = SessionOptions::new(&dir, Home::new(home.clone()));
     opts.user_home = Some(home);
     opts.managed_dir = None;
+    opts.claude_config = warden_config::ClaudeConfig::default();
     opts.runtime.cache_dir = Some(cache_dir().to_path_buf());
     opts.runtime.pooling = false;
     let session = Arc::new(Session::load(&opts));
@@ -465,6 +466,7 @@ fn the_cli_runs_a_tool_and_reports_a_denial() {
             .args(["tool", "Read", "--input", &input.to_string(), "--cwd"])
             .arg(&p.dir)
             .env("WARDEN_HOME", p.dir.join("../home"))
+            .env("WARDEN_NO_CLAUDE_CONFIG", "1")
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
             .output()
             .expect("run warden")

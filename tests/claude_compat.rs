@@ -200,6 +200,7 @@ fn warm_mcp_serve(warden_home: &Path, project: &Path) {
         .args(["mcp", "serve", "--cwd"])
         .arg(project)
         .env("WARDEN_HOME", warden_home)
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
         .env("WARDEN_MANAGED_SETTINGS_DIR", "")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

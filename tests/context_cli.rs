@@ -1,6 +1,7 @@
 //! `warden context` and `warden skill` driven through the real binary: what a session in a
 //! project loads and why, skills rendered with their `!` commands run only when the permission
-//! rules allow them, and the `InstructionsLoaded` hook fired once per loaded file.
+//! rules allow them, the `InstructionsLoaded` hook fired once per loaded file, and what was
+//! read of Claude Code's own user configuration.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -22,12 +23,15 @@ use serde_json::{Value, json};
 /// proj/app/.claude/agents/nodesc.md    an agent without description (a warning)
 /// proj/app/.claude/settings.json       permissions and an InstructionsLoaded hook
 /// kit/                                 a plugin named `kit` (--plugin-dir)
+/// claude-config/                       Claude Code's user directory (empty unless a test
+///                                      writes to it)
 /// ```
 struct Fixture {
     _tmp: tempfile::TempDir,
     base: PathBuf,
     app: PathBuf,
     home: PathBuf,
+    cc: PathBuf,
     kit: PathBuf,
     hook_log: PathBuf,
 }
@@ -45,6 +49,7 @@ fn fixture() -> Fixture {
     let app = proj.join("app");
     let kit = base.join("kit");
     let hook_log = base.join("hook-log.jsonl");
+    let cc = base.join("claude-config");
     std::fs::create_dir_all(proj.join(".git")).expect("git dir");
     write(&home.join("CLAUDE.md"), "user memory\n");
     write(&proj.join("CLAUDE.md"), "outer project memory\n");
@@ -126,6 +131,7 @@ fn fixture() -> Fixture {
         base,
         app,
         home,
+        cc,
         kit,
         hook_log,
     }
@@ -133,28 +139,45 @@ fn fixture() -> Fixture {
 
 impl Fixture {
     fn warden(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_warden"))
-            .args(args)
+        self.warden_env(args, &[])
+    }
+
+    /// `warden ARGS` with the fixture's homes, Claude Code's directory and `env` added.
+    fn warden_env(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_warden"));
+        cmd.args(args)
             .current_dir(&self.base)
             .env("WARDEN_HOME", &self.home)
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
             .env("HOME", &self.base)
-            .output()
-            .expect("run warden")
+            .env("CLAUDE_CONFIG_DIR", &self.cc)
+            .env_remove("WARDEN_NO_CLAUDE_CONFIG");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().expect("run warden")
     }
 
     fn context(&self, extra: &[&str]) -> Output {
+        self.context_env(extra, &[])
+    }
+
+    fn context_env(&self, extra: &[&str], env: &[(&str, &str)]) -> Output {
         let app = self.app.display().to_string();
         let kit = self.kit.display().to_string();
         let mut args = vec!["context", "--cwd", &app, "--plugin-dir", &kit];
         args.extend_from_slice(extra);
-        self.warden(&args)
+        self.warden_env(&args, env)
     }
 
     fn context_json(&self, extra: &[&str]) -> Value {
+        self.context_json_env(extra, &[])
+    }
+
+    fn context_json_env(&self, extra: &[&str], env: &[(&str, &str)]) -> Value {
         let mut args = vec!["--json"];
         args.extend_from_slice(extra);
-        let out = self.context(&args);
+        let out = self.context_env(&args, env);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         serde_json::from_slice(&out.stdout).expect("context JSON")
     }
@@ -607,6 +630,7 @@ fn a_closed_pipe_ends_warden_quietly_instead_of_panicking() {
         .args(["context", "--json", "--no-hooks", "--cwd"])
         .arg(t.path())
         .env("WARDEN_HOME", t.path().join("home"))
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
         .env("WARDEN_MANAGED_SETTINGS_DIR", "")
         .stdout(writer)
         .stderr(std::process::Stdio::piped())
@@ -630,4 +654,115 @@ fn a_closed_pipe_ends_warden_quietly_instead_of_panicking() {
 #[cfg(unix)]
 fn libc_sigpipe() -> i32 {
     13
+}
+
+// ---- Claude Code's own user configuration ----------------------------------------------------
+
+/// Claude Code's user directory with memory, a rule, a skill, an agent and settings whose
+/// hooks include the bridge's.
+fn with_claude_code(f: &Fixture) {
+    write(&f.cc.join("CLAUDE.md"), "claude code memory\n");
+    write(&f.cc.join("rules/cc-rule.md"), "A Claude Code user rule.\n");
+    write(
+        &f.cc.join("skills/cc-skill/SKILL.md"),
+        "---\ndescription: A Claude Code user skill\n---\nBody.\n",
+    );
+    write(
+        &f.cc.join("agents/cc-agent.md"),
+        "---\nname: cc-agent\ndescription: A Claude Code user agent\n---\nAgent.\n",
+    );
+    let settings = json!({
+        "permissions": {"deny": ["Read(./private.txt)"]},
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": "warden hook --wasm-only PreToolUse"},
+            {"type": "http", "url": "http://127.0.0.1:47017/hook/PreToolUse"}
+        ]}]}
+    });
+    write(&f.cc.join("settings.json"), &settings.to_string());
+}
+
+#[test]
+fn claude_codes_user_files_show_in_context_and_which_were_read() {
+    let f = fixture();
+    with_claude_code(&f);
+    let v = f.context_json(&["--no-hooks"]);
+    let cc_md = f.cc.join("CLAUDE.md").display().to_string();
+    let cc_rule = f.cc.join("rules/cc-rule.md").display().to_string();
+    let user = f.home.join("CLAUDE.md").display().to_string();
+    let paths: Vec<String> = memory(&v).into_iter().map(|(p, _)| p).collect();
+    // Claude Code's user memory first, then Warden's own, then the project's.
+    assert_eq!(paths[..3], [cc_md.clone(), cc_rule.clone(), user]);
+    assert_eq!(v["memory"][0]["memory_type"], json!("User"));
+    assert!(names(&v, "skills").contains(&"cc-skill".to_string()));
+    assert!(names(&v, "agents").contains(&"cc-agent".to_string()));
+
+    let r = &v["claude_config"];
+    assert_eq!(r["read"], json!(true), "{r}");
+    assert_eq!(r["dir"], json!(f.cc.display().to_string()));
+    assert_eq!(
+        r["settings"],
+        json!(f.cc.join("settings.json").display().to_string())
+    );
+    assert_eq!(r["memory"], json!([cc_md, cc_rule]));
+    assert_eq!(r["skills"], json!(["cc-skill"]));
+    assert_eq!(r["agents"], json!(["cc-agent"]));
+    let skipped = r["skipped_hooks"].as_array().expect("skipped hooks");
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    assert!(
+        skipped[0]
+            .as_str()
+            .is_some_and(|s| s.contains("`warden hook --wasm-only PreToolUse`")),
+        "{skipped:?}"
+    );
+
+    let text = stdout(&f.context(&["--no-hooks"]));
+    for needle in [
+        format!(
+            "Claude Code user configuration: read from {}",
+            f.cc.display()
+        ),
+        format!("  settings: {}", f.cc.join("settings.json").display()),
+        format!("  memory: {}", f.cc.join("CLAUDE.md").display()),
+        format!("  directory: {}", f.cc.join("skills").display()),
+        "  skipped hook: ".to_string(),
+        "/cc-skill [skill, user]".to_string(),
+    ] {
+        assert!(text.contains(&needle), "{needle} not in\n{text}");
+    }
+}
+
+#[test]
+fn claude_codes_user_files_are_not_read_when_turned_off() {
+    let f = fixture();
+    with_claude_code(&f);
+    let cc_md = f.cc.join("CLAUDE.md").display().to_string();
+    let read = |v: &Value| memory(v).iter().any(|(p, _)| *p == cc_md);
+
+    let v = f.context_json_env(&["--no-hooks"], &[("WARDEN_NO_CLAUDE_CONFIG", "1")]);
+    assert!(!read(&v));
+    assert!(!names(&v, "skills").contains(&"cc-skill".to_string()));
+    assert_eq!(v["claude_config"]["read"], json!(false));
+    assert_eq!(
+        v["claude_config"]["reason"],
+        json!("WARDEN_NO_CLAUDE_CONFIG is set")
+    );
+    let text = stdout(&f.context_env(&["--no-hooks"], &[("WARDEN_NO_CLAUDE_CONFIG", "1")]));
+    assert!(
+        text.contains("Claude Code user configuration: not read (WARDEN_NO_CLAUDE_CONFIG is set)"),
+        "{text}"
+    );
+
+    write(
+        &f.home.join("settings.json"),
+        r#"{"readClaudeConfig": false}"#,
+    );
+    let v = f.context_json(&["--no-hooks"]);
+    assert!(!read(&v));
+    assert_eq!(
+        v["claude_config"]["reason"],
+        json!(format!(
+            "\"readClaudeConfig\": false in {}",
+            f.home.join("settings.json").display()
+        ))
+    );
 }

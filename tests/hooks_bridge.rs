@@ -20,6 +20,7 @@ fn warden_in(dir: Option<&Path>, args: &[&str], home: &Path, stdin: &str) -> Out
     let mut child = cmd
         .args(args)
         .env("WARDEN_HOME", home)
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
         .env("WARDEN_MANAGED_SETTINGS_DIR", "")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -440,6 +441,7 @@ fn bridge_fails_closed_on_an_empty_home_and_names_where_it_looked() {
         .current_dir(&project)
         .env_remove("WARDEN_HOME")
         .env("HOME", &user)
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
         .env("WARDEN_MANAGED_SETTINGS_DIR", "")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

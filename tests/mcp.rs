@@ -13,8 +13,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+/// The binary, kept from the developer's own Claude Code configuration.
 fn warden() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_warden"))
+    let mut c = Command::new(env!("CARGO_BIN_EXE_warden"));
+    c.env("WARDEN_NO_CLAUDE_CONFIG", "1");
+    c
 }
 
 struct Project {
@@ -156,6 +159,7 @@ fn with_server(mut client: Command, argv: &[String], home: &Path) -> Command {
         .arg("--")
         .args(argv)
         .env("WARDEN_HOME", home)
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
         .env("WARDEN_MANAGED_SETTINGS_DIR", "");
     client
 }
@@ -304,6 +308,7 @@ fn warden_mcp_serve_over_streamable_http_serves_the_python_sdk() {
     let mut child = Command::new(&argv[0])
         .args(&args)
         .env("WARDEN_HOME", &p.home)
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
         .env("WARDEN_MANAGED_SETTINGS_DIR", "")
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -668,6 +673,7 @@ fn a_changed_tool_list_is_fetched_again() {
         .expect("runtime");
     let mut opts = warden::session::SessionOptions::new(&p.dir, warden_config::Home::new(&p.home));
     opts.managed_dir = None;
+    opts.claude_config = warden_config::ClaudeConfig::default();
     let session = Arc::new(warden::session::Session::load(&opts));
     rt.block_on(async {
         let deny = warden::session::DenyAsker;

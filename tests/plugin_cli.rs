@@ -46,6 +46,7 @@ impl Home {
         c.args(args)
             .current_dir(cwd)
             .env("WARDEN_HOME", &self.path)
+            .env("WARDEN_NO_CLAUDE_CONFIG", "1")
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
             .env_remove("CLAUDE_PROJECT_DIR")
             .stdin(Stdio::null());

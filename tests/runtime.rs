@@ -204,6 +204,7 @@ fn run_cli(args: &[&str], stdin: &str) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
         .args(args)
         .env("WARDEN_HOME", home.path())
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -40,7 +40,13 @@ impl Project {
         opts.user_home = Some(self.root.clone());
         opts.managed_dir = None;
         opts.runtime.cache_dir = None;
+        opts.claude_config = warden_config::ClaudeConfig::Dir(self.claude_dir());
         Arc::new(Session::load(&opts))
+    }
+
+    /// Claude Code's user directory of the session (empty unless a test writes to it).
+    fn claude_dir(&self) -> PathBuf {
+        self.root.join("claude-config")
     }
 
     /// A command hook script under the project; `body` is its shell code.
@@ -75,6 +81,7 @@ impl Project {
             .current_dir(&self.dir)
             .env("WARDEN_HOME", home)
             .env("HOME", &self.root)
+            .env("CLAUDE_CONFIG_DIR", self.claude_dir())
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -96,6 +103,7 @@ impl Project {
             .current_dir(&self.dir)
             .env("WARDEN_HOME", self.root.join("home"))
             .env("HOME", &self.root)
+            .env("CLAUDE_CONFIG_DIR", self.claude_dir())
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
             .stdin(Stdio::null())
             .output()
@@ -510,4 +518,56 @@ fn the_bridge_blocks_guard_events_when_it_has_nothing_to_guard_with() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no WASM plugin enabled"), "{stderr}");
+}
+
+/// Claude Code's user settings count in a session: their deny rules decide, their bridge hooks
+/// (which would run Warden within Warden) are left out, and an embedder can leave the whole
+/// directory out.
+#[test]
+fn claude_codes_user_settings_count_unless_the_embedder_opts_out() {
+    let p = Project::new(json!({}));
+    std::fs::create_dir_all(p.claude_dir()).expect("mkdir");
+    std::fs::write(
+        p.claude_dir().join("settings.json"),
+        json!({
+            "permissions": {"deny": ["Read(./secret.txt)"]},
+            "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+                {"type": "command", "command": "/usr/local/bin/warden hook --wasm-only PreToolUse"}
+            ]}]}
+        })
+        .to_string(),
+    )
+    .expect("write");
+    let decide = |s: &Arc<Session>| {
+        rt().block_on(s.decide_tool("Read", json!({"file_path": "secret.txt"})))
+            .expect("decide")
+    };
+
+    let s = p.session();
+    let o = decide(&s);
+    assert_eq!(o.decision, Decision::Deny);
+    assert_eq!(
+        o.source.as_deref(),
+        Some(
+            p.claude_dir()
+                .join("settings.json")
+                .display()
+                .to_string()
+                .as_str()
+        )
+    );
+    assert_eq!(s.settings.skipped_hooks.len(), 1);
+    assert!(
+        s.hook_config()
+            .hooks(warden_hooks::Event::PreToolUse)
+            .is_empty()
+    );
+
+    let mut opts = SessionOptions::new(&p.dir, Home::new(p.root.join("home")));
+    opts.managed_dir = None;
+    opts.claude_config =
+        warden_config::ClaudeConfig::Off(warden_config::ClaudeConfigOff::NotRequested);
+    let s = Arc::new(Session::load(&opts));
+    assert_ne!(decide(&s).decision, Decision::Deny);
+    assert!(s.settings.claude_code_file().is_none());
 }

@@ -76,6 +76,7 @@ mod linux {
         // SAFETY: set before any thread is started.
         unsafe {
             std::env::set_var("WARDEN_MANAGED_SETTINGS_DIR", "");
+            std::env::set_var("WARDEN_NO_CLAUDE_CONFIG", "1");
         }
         let warden_home = Home::new(root.join("warden-home"));
         let mut opts = SessionOptions::new(&proj, warden_home.clone());

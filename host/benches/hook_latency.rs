@@ -302,6 +302,7 @@ fn report(tmp: &Path) {
         // the pooling allocator of a long-lived host.
         let mut opts = SessionOptions::new("/tmp", home.clone());
         opts.plugin_dirs = vec![plugin.to_path_buf()];
+        opts.claude_config = warden_config::ClaudeConfig::default();
         opts.runtime = RuntimeConfig::default();
         let session = Arc::new(Session::load(&opts));
         let config = session.hook_config();
@@ -343,9 +344,10 @@ fn report(tmp: &Path) {
         "--plugin-dir",
         guard_plugin.to_str().expect("utf-8 path"),
     ];
-    let env: [(&str, &Path); 2] = [
+    let env: [(&str, &Path); 3] = [
         ("WARDEN_HOME", &bridge_home),
         ("WARDEN_MANAGED_SETTINGS_DIR", Path::new("")),
+        ("WARDEN_NO_CLAUDE_CONFIG", Path::new("1")),
     ];
     let (_, out) = spawn_with_stdin(exe, &args, input.as_bytes(), &env);
     assert!(
@@ -387,6 +389,7 @@ fn report(tmp: &Path) {
         .args(["serve", "--listen", &listen, "--plugin-dir"])
         .arg(&guard_plugin)
         .env("WARDEN_HOME", &bridge_home)
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
         .env("WARDEN_MANAGED_SETTINGS_DIR", "")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

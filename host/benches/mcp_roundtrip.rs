@@ -47,6 +47,7 @@ impl RawClient {
             .args(["mcp", "serve", "--cwd"])
             .arg(proj)
             .env("WARDEN_HOME", home)
+            .env("WARDEN_NO_CLAUDE_CONFIG", "1")
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -117,6 +118,7 @@ fn main() {
 
     let mut opts = SessionOptions::new(&proj, Home::new(&home));
     opts.managed_dir = None;
+    opts.claude_config = warden_config::ClaudeConfig::default();
     opts.runtime.pooling = true;
     let session = Arc::new(Session::load(&opts));
 
@@ -129,6 +131,7 @@ fn main() {
     cmd.args(["mcp", "serve", "--cwd"])
         .arg(&proj)
         .env("WARDEN_HOME", &home)
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
         .env("WARDEN_MANAGED_SETTINGS_DIR", "");
     let client = crt.block_on(async {
         let transport = TokioChildProcess::new(cmd).expect("start warden mcp serve");

@@ -78,6 +78,8 @@ pub fn plugin_contents(session: &Session) -> Vec<PluginContent> {
 pub fn context_options(session: &Session, touched: &[PathBuf]) -> ContextOptions {
     let mut opts = ContextOptions::new(&session.cwd, session.home.clone());
     opts.managed_dir = managed_dir();
+    // One switch for settings and instructions: the settings decided whether it is read.
+    opts.claude_dir = session.settings.claude_config.dir().map(Path::to_path_buf);
     opts.settings = session.settings.clone();
     opts.plugins = plugin_contents(session);
     opts.touched_files = touched.iter().map(|t| session.cwd.join(t)).collect();

@@ -3,9 +3,10 @@
 //! What a session started in DIR would have in context once the touched files were read: memory
 //! files in load order with their `InstructionsLoaded` `load_reason`, rules (loaded or waiting for
 //! a matching file), the skill listing exactly as given to the model, every skill, command and
-//! agent under its (namespaced) name, and every warning. Like a session, it fires the
-//! `InstructionsLoaded` hooks once per loaded file (`--no-hooks` skips them). Exit 0; exit 2 only
-//! for unusable input.
+//! agent under its (namespaced) name, every warning, and which files of Claude Code's own user
+//! directory were read (or why none were: `claude_config` in the JSON). Like a session, it fires
+//! the `InstructionsLoaded` hooks once per loaded file (`--no-hooks` skips them). Exit 0; exit 2
+//! only for unusable input.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;

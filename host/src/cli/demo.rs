@@ -55,12 +55,14 @@ pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// A session in `project`; compiled components go to the user's real cache, so a second run
-/// compiles nothing.
+/// compiles nothing. The user's own Claude Code configuration is left out, so the demo shows
+/// the same on every machine.
 fn demo_options(project: &Path, home: &Home) -> SessionOptions {
     let mut opts = SessionOptions::new(project, home.clone());
     opts.runtime.cache_dir = super::cache_dir();
     opts.user_home = Some(project.to_path_buf());
     opts.managed_dir = None;
+    opts.claude_config = warden_config::ClaudeConfig::default();
     opts
 }
 

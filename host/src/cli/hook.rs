@@ -152,6 +152,9 @@ pub(crate) async fn answer(
         for w in &config.warnings {
             out.stderr.push(format!("warning: {w}"));
         }
+        for h in &session.settings.skipped_hooks {
+            out.stderr.push(format!("note: {h}"));
+        }
     }
     let mut dopts = session.dispatch_options()?;
     if let Some(p) = project_dir {

@@ -47,7 +47,8 @@ enum Command {
     /// Install, update and manage plugins and marketplaces (mirrors `claude plugin`).
     Plugin(plugin::Args),
     /// Show what a session in a directory would load: memory files and why, rules, the skill
-    /// listing, agents, commands and every warning.
+    /// listing, agents, commands, what it read of Claude Code's user configuration, and every
+    /// warning.
     Context(context::Args),
     /// Warden's MCP client and server: `serve` its WASM tools to any MCP client; `list`,
     /// `tools` and `call` the MCP servers a session is configured with.

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
-use warden_config::{Home, LoadOptions, Scope, Settings};
+use warden_config::{ClaudeConfig, Home, LoadOptions, Scope, Settings};
 use warden_hooks::{DispatchOptions, HookConfig, HookConfigBuilder, PluginContext};
 use warden_permissions::{Mode, Permissions, PermissionsError};
 use warden_plugins::{LoadedPlugin, PluginManager};
@@ -67,6 +67,11 @@ pub struct SessionOptions {
     pub allowed_tools: Vec<String>,
     /// Directory of managed settings (default: as [`LoadOptions::new`] finds it).
     pub managed_dir: Option<PathBuf>,
+    /// Claude Code's user configuration directory, read beside Warden's home (default: as
+    /// [`ClaudeConfig::from_env`] finds it). An embedder that wants only Warden's own
+    /// configuration sets [`ClaudeConfig::Off`]; the `readClaudeConfig` setting can still
+    /// turn it off, never on.
+    pub claude_config: ClaudeConfig,
     /// The user's home directory, for `~/` rules (default: `$HOME`).
     pub user_home: Option<PathBuf>,
     /// Programs the built-in Bash tool may run beyond its default list.
@@ -91,7 +96,7 @@ impl SessionOptions {
     /// them, the compile cache under the home, and a runtime sized for a short-lived process.
     pub fn new(cwd: impl Into<PathBuf>, home: Home) -> Self {
         let cwd = cwd.into();
-        let managed_dir = LoadOptions::new(&cwd, home.clone()).managed_dir;
+        let load = LoadOptions::new(&cwd, home.clone());
         SessionOptions {
             runtime: RuntimeConfig {
                 cache_dir: Some(home.cache_dir()),
@@ -106,7 +111,8 @@ impl SessionOptions {
             plugin_dirs: Vec::new(),
             mode: None,
             allowed_tools: Vec::new(),
-            managed_dir,
+            managed_dir: load.managed_dir,
+            claude_config: load.claude_config,
             user_home: None,
             programs: Vec::new(),
             session_id: None,
@@ -242,6 +248,7 @@ impl Session {
         let mut load = LoadOptions::new(&opts.cwd, opts.home.clone());
         load.cli_settings = opts.cli_settings.clone();
         load.managed_dir = opts.managed_dir.clone();
+        load.claude_config = opts.claude_config.clone();
         let settings = Settings::load(&load);
         let mut load_problems: Vec<LoadProblem> = settings
             .errors
@@ -473,7 +480,8 @@ impl Session {
 
     /// The `sandbox` settings: how programs started through `exec` are confined. Each of them
     /// widens what a program may do, so only files the user controls count (user, managed,
-    /// `--settings`); a project's own `.claude/settings*.json` cannot turn confinement off,
+    /// `--settings`; the user's are Warden's own and Claude Code's, which sit in the user's
+    /// home as well); a project's own `.claude/settings*.json` cannot turn confinement off,
     /// add readable paths or give programs the network.
     pub fn process_confinement(&self) -> &ProcessConfinement {
         self.processes.get_or_init(|| {

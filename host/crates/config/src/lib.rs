@@ -5,16 +5,21 @@
 //! (`~/.claude`): it holds the user settings file, the plugin cache and the compile cache.
 //!
 //! Scopes, highest precedence first: managed > CLI (`--settings`) > local > project > user.
-//! Merging follows Claude Code: scalars from the highest file that sets them, arrays combined
-//! across files (duplicates removed), objects merged key by key. A file that is not valid JSON
-//! is reported with its path, line and column and skipped, never fatal.
+//! The user scope has two files: Warden's own `$WARDEN_HOME/settings.json` above Claude Code's
+//! user `settings.json` (`CLAUDE_CONFIG_DIR` or `~/.claude`, read-only; see [`claude`] for how
+//! to turn it off). Merging follows Claude Code: scalars from the highest file that sets them,
+//! arrays combined across files (duplicates removed), objects merged key by key. A file that is
+//! not valid JSON is reported with its path, line and column and skipped, never fatal.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+pub mod claude;
 pub mod mcp;
+
+pub use claude::{ClaudeConfig, ClaudeConfigOff, SkippedHook};
 
 /// Environment variable that relocates Warden's home directory (default `~/.warden`).
 pub const HOME_ENV: &str = "WARDEN_HOME";
@@ -31,7 +36,7 @@ pub const MAX_SETTINGS_BYTES: u64 = 2 << 20;
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
-    /// `$WARDEN_HOME/settings.json`.
+    /// `$WARDEN_HOME/settings.json`, then Claude Code's user `settings.json` (see [`Origin`]).
     User,
     /// `<cwd>/.claude/settings.json` (starting directory only, no parent walk).
     Project,
@@ -164,11 +169,27 @@ impl Home {
     }
 }
 
+/// Whose configuration a settings file is.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// A file Warden reads as its own: its home's `settings.json`, and the project, local,
+    /// `--settings` and managed files it shares with Claude Code.
+    #[default]
+    Warden,
+    /// Claude Code's user `settings.json`, read-only, a [`Scope::User`] file below Warden's own.
+    ClaudeCode,
+}
+
 /// One settings file that was read.
 #[derive(Debug, Clone)]
 pub struct SettingsFile {
     /// Its scope.
     pub scope: Scope,
+    /// Whose file it is: both user files have [`Scope::User`].
+    pub origin: Origin,
     /// Where it was read from (`None` for inline `--settings` JSON).
     pub path: Option<PathBuf>,
     /// Its top-level object.
@@ -184,13 +205,14 @@ impl SettingsFile {
         }
     }
 
-    /// The directory relative paths in this file are resolved against (rule paths such as
-    /// `Read(/src/**)` are relative to the settings file's project root, i.e. the parent of
-    /// `.claude/`).
+    /// The directory relative paths in this file are resolved against: rule paths such as
+    /// `Read(/src/**)` are relative to a project file's project root (the parent of
+    /// `.claude/`), and to the directory of a user file (Claude Code anchors them at
+    /// `~/.claude/`).
     pub fn base_dir(&self) -> Option<PathBuf> {
         let p = self.path.as_ref()?;
         let dir = p.parent()?;
-        if dir.file_name().is_some_and(|n| n == ".claude") {
+        if self.scope != Scope::User && dir.file_name().is_some_and(|n| n == ".claude") {
             dir.parent().map(Path::to_path_buf)
         } else {
             Some(dir.to_path_buf())
@@ -209,11 +231,14 @@ pub struct LoadOptions {
     pub managed_dir: Option<PathBuf>,
     /// `--settings` arguments: a path, or inline JSON starting with `{`.
     pub cli_settings: Vec<String>,
+    /// Claude Code's user configuration directory, or why it is not read.
+    pub claude_config: ClaudeConfig,
 }
 
 impl LoadOptions {
     /// Options for a session in `cwd`, reading the managed directory from
-    /// [`MANAGED_DIR_ENV`] or `/etc/claude-code`.
+    /// [`MANAGED_DIR_ENV`] or `/etc/claude-code`, and Claude Code's user directory as
+    /// [`ClaudeConfig::from_env`] finds it.
     pub fn new(cwd: impl Into<PathBuf>, home: Home) -> Self {
         let managed_dir = match std::env::var_os(MANAGED_DIR_ENV) {
             Some(v) if v.is_empty() => None,
@@ -225,6 +250,7 @@ impl LoadOptions {
             home,
             managed_dir,
             cli_settings: Vec::new(),
+            claude_config: ClaudeConfig::from_env(),
         }
     }
 }
@@ -236,6 +262,11 @@ pub struct Settings {
     pub files: Vec<SettingsFile>,
     /// Files that exist but could not be used; each was skipped.
     pub errors: Vec<ConfigErrorReport>,
+    /// Whether Claude Code's user configuration is read (after the options and the
+    /// `readClaudeConfig` setting), and from where.
+    pub claude_config: ClaudeConfig,
+    /// Hooks of Claude Code's user settings left out because they hand events to Warden.
+    pub skipped_hooks: Vec<SkippedHook>,
 }
 
 /// A skipped settings file, kept as text so `Settings` stays `Clone`.
@@ -269,6 +300,15 @@ pub fn settings_path(scope: Scope, cwd: &Path, home: &Home) -> Option<PathBuf> {
         Scope::Local => Some(local_root(cwd).join(".claude").join("settings.local.json")),
         Scope::Cli | Scope::Managed => None,
     }
+}
+
+/// Whether two paths name the same file or directory (equal, or equal once links are resolved).
+fn same_path(a: &Path, b: &Path) -> bool {
+    a == b
+        || matches!(
+            (std::fs::canonicalize(a), std::fs::canonicalize(b)),
+            (Ok(x), Ok(y)) if x == y
+        )
 }
 
 /// Reads one settings file. `Ok(None)` when it does not exist.
@@ -382,6 +422,7 @@ impl Settings {
                 match parse_settings(arg, Path::new("--settings")) {
                     Ok(value) => s.files.push(SettingsFile {
                         scope: Scope::Cli,
+                        origin: Origin::Warden,
                         path: None,
                         value,
                     }),
@@ -406,13 +447,65 @@ impl Settings {
                 s.push_path(scope, &p);
             }
         }
+        s.claude_config = s.resolve_claude_config(opts);
+        if let Some(path) = s.claude_config.settings_file()
+            // A link to Warden's own file would read it twice, once below itself.
+            && !same_path(&path, &opts.home.user_settings())
+        {
+            let at = s.files.len();
+            s.push_path(Scope::User, &path);
+            if let Some(f) = s.files.get_mut(at) {
+                f.origin = Origin::ClaudeCode;
+                s.skipped_hooks = claude::strip_bridge_hooks(&mut f.value, &path);
+                // A session started in the home directory finds the same file as its project's
+                // `.claude/settings.json`: it counts once, as the user's, without bridge hooks.
+                s.files.retain(|g| {
+                    g.origin == Origin::ClaudeCode
+                        || !matches!(g.scope, Scope::Project | Scope::Local)
+                        || !g.path.as_deref().is_some_and(|p| same_path(p, &path))
+                });
+            }
+        }
         s
+    }
+
+    /// The options' Claude Code directory unless a file the user controls (Warden's user
+    /// settings, `--settings`, managed) says `"readClaudeConfig": false`, or the directory is
+    /// Warden's home. A project's own files are not asked: they could drop the user's deny
+    /// rules.
+    fn resolve_claude_config(&self, opts: &LoadOptions) -> ClaudeConfig {
+        let ClaudeConfig::Dir(dir) = &opts.claude_config else {
+            return opts.claude_config.clone();
+        };
+        let setting = self
+            .files
+            .iter()
+            .filter(|f| matches!(f.scope, Scope::Managed | Scope::Cli | Scope::User))
+            .find_map(|f| {
+                f.value
+                    .get(claude::READ_CLAUDE_CONFIG_KEY)
+                    .and_then(Value::as_bool)
+                    .map(|b| (b, f))
+            });
+        if let Some((false, f)) = setting {
+            return ClaudeConfig::Off(ClaudeConfigOff::Setting(f.display_name()));
+        }
+        if same_path(dir, opts.home.root()) {
+            return ClaudeConfig::Off(ClaudeConfigOff::SameAsHome(dir.clone()));
+        }
+        opts.claude_config.clone()
+    }
+
+    /// Claude Code's user settings file, when it was read.
+    pub fn claude_code_file(&self) -> Option<&SettingsFile> {
+        self.files.iter().find(|f| f.origin == Origin::ClaudeCode)
     }
 
     fn push_path(&mut self, scope: Scope, path: &Path) {
         match read_settings_file(path) {
             Ok(Some(value)) => self.files.push(SettingsFile {
                 scope,
+                origin: Origin::Warden,
                 path: Some(path.to_path_buf()),
                 value,
             }),
@@ -550,6 +643,7 @@ mod tests {
             r#"{"model":"managed-dropin"}"#,
         );
         let mut opts = LoadOptions::new(&cwd, home);
+        opts.claude_config = ClaudeConfig::default();
         opts.managed_dir = Some(managed);
         opts.cli_settings = vec![r#"{"env":{"B":"2"}}"#.into()];
         let s = Settings::load(&opts);
@@ -582,6 +676,7 @@ mod tests {
         let home = Home::new(t.path().join("home"));
         write(&home.user_settings(), "{\n  \"a\": 1,\n}\n");
         let mut opts = LoadOptions::new(t.path(), home);
+        opts.claude_config = ClaudeConfig::default();
         opts.managed_dir = None;
         let s = Settings::load(&opts);
         assert!(s.files.is_empty());
@@ -591,5 +686,171 @@ mod tests {
             "{}",
             s.errors[0].message
         );
+    }
+
+    /// A session with Warden's home, Claude Code's directory and a project, in one temporary
+    /// directory; no managed settings.
+    fn cc_options(t: &Path) -> LoadOptions {
+        let mut opts = LoadOptions::new(t.join("proj"), Home::new(t.join("whome")));
+        opts.managed_dir = None;
+        opts.claude_config = ClaudeConfig::Dir(t.join("cc"));
+        opts
+    }
+
+    #[test]
+    fn claude_code_user_settings_sit_below_wardens_own() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let opts = cc_options(t.path());
+        write(
+            &opts.home.user_settings(),
+            r#"{"permissions":{"defaultMode":"plan","deny":["Read(./a)"]}}"#,
+        );
+        write(
+            &t.path().join("cc/settings.json"),
+            r#"{"permissions":{"defaultMode":"acceptEdits","deny":["Read(./b)"]},"model":"cc"}"#,
+        );
+        // Not a Claude Code user-scope file: never read.
+        write(
+            &t.path().join("cc/settings.local.json"),
+            r#"{"model":"local"}"#,
+        );
+        write(
+            &t.path().join("proj/.claude/settings.json"),
+            r#"{"permissions":{"deny":["Read(./c)"]}}"#,
+        );
+        let s = Settings::load(&opts);
+        assert!(s.errors.is_empty(), "{:?}", s.errors);
+        let files: Vec<(Scope, Origin)> = s.files.iter().map(|f| (f.scope, f.origin)).collect();
+        assert_eq!(
+            files,
+            [
+                (Scope::Project, Origin::Warden),
+                (Scope::User, Origin::Warden),
+                (Scope::User, Origin::ClaudeCode)
+            ]
+        );
+        let m = s.merged();
+        assert_eq!(m["permissions"]["defaultMode"], "plan");
+        assert_eq!(
+            m["permissions"]["deny"],
+            serde_json::json!(["Read(./b)", "Read(./a)", "Read(./c)"])
+        );
+        assert_eq!(m["model"], "cc");
+        let (_, from) = s.scalar("model").expect("model");
+        assert_eq!(from.origin, Origin::ClaudeCode);
+        assert_eq!(s.claude_config, ClaudeConfig::Dir(t.path().join("cc")));
+        let cc = s.claude_code_file().expect("read");
+        assert_eq!(
+            cc.path.as_deref(),
+            Some(t.path().join("cc/settings.json").as_path())
+        );
+        // `/path` rules of a user file are anchored at its own directory, as `~/.claude/`.
+        assert_eq!(cc.base_dir(), Some(t.path().join("cc")));
+    }
+
+    #[test]
+    fn a_session_in_the_home_directory_reads_claude_codes_file_once_as_the_users() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let mut opts = cc_options(t.path());
+        // Home directory `t`, Claude Code's directory `t/.claude`, the session started in `t`.
+        opts.cwd = t.path().to_path_buf();
+        opts.claude_config = ClaudeConfig::Dir(t.path().join(".claude"));
+        write(
+            &t.path().join(".claude/settings.json"),
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"warden hook Stop"}]}]}}"#,
+        );
+        let s = Settings::load(&opts);
+        let files: Vec<(Scope, Origin)> = s.files.iter().map(|f| (f.scope, f.origin)).collect();
+        assert_eq!(files, [(Scope::User, Origin::ClaudeCode)]);
+        assert_eq!(s.skipped_hooks.len(), 1);
+    }
+
+    #[test]
+    fn read_claude_config_false_in_a_user_controlled_file_turns_it_off() {
+        let t = tempfile::tempdir().expect("tempdir");
+        write(&t.path().join("cc/settings.json"), r#"{"model":"cc"}"#);
+        let mut opts = cc_options(t.path());
+        write(&opts.home.user_settings(), r#"{"readClaudeConfig":false}"#);
+        let s = Settings::load(&opts);
+        assert!(s.claude_code_file().is_none());
+        assert_eq!(
+            s.claude_config,
+            ClaudeConfig::Off(ClaudeConfigOff::Setting(
+                opts.home.user_settings().display().to_string()
+            ))
+        );
+        assert!(
+            s.claude_config
+                .to_string()
+                .starts_with("not read: \"readClaudeConfig\": false in"),
+            "{}",
+            s.claude_config
+        );
+
+        // `--settings` can turn it off as well; a project cannot.
+        write(&opts.home.user_settings(), "{}");
+        opts.cli_settings = vec![r#"{"readClaudeConfig":false}"#.into()];
+        assert!(Settings::load(&opts).claude_code_file().is_none());
+        opts.cli_settings.clear();
+        write(
+            &t.path().join("proj/.claude/settings.json"),
+            r#"{"readClaudeConfig":false}"#,
+        );
+        assert!(Settings::load(&opts).claude_code_file().is_some());
+    }
+
+    #[test]
+    fn off_options_and_wardens_own_home_read_nothing() {
+        let t = tempfile::tempdir().expect("tempdir");
+        write(&t.path().join("cc/settings.json"), r#"{"model":"cc"}"#);
+        let mut opts = cc_options(t.path());
+        opts.claude_config = ClaudeConfig::Off(ClaudeConfigOff::EnvVar);
+        let s = Settings::load(&opts);
+        assert!(s.files.is_empty());
+        assert_eq!(s.claude_config, ClaudeConfig::Off(ClaudeConfigOff::EnvVar));
+
+        // Claude Code's directory being Warden's home is read once, as Warden's.
+        let mut opts = cc_options(t.path());
+        opts.home = Home::new(t.path().join("cc"));
+        let s = Settings::load(&opts);
+        assert_eq!(s.files.len(), 1);
+        assert_eq!(s.files[0].origin, Origin::Warden);
+        assert!(matches!(
+            s.claude_config,
+            ClaudeConfig::Off(ClaudeConfigOff::SameAsHome(_))
+        ));
+    }
+
+    #[test]
+    fn a_broken_claude_code_file_is_reported_and_bridge_hooks_are_skipped() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let opts = cc_options(t.path());
+        write(&t.path().join("cc/settings.json"), "{,}");
+        let s = Settings::load(&opts);
+        assert!(s.files.is_empty());
+        assert_eq!(s.errors.len(), 1);
+        assert_eq!(s.errors[0].scope, Scope::User);
+        assert!(
+            s.errors[0].message.contains("cc/settings.json"),
+            "{:?}",
+            s.errors
+        );
+
+        write(
+            &t.path().join("cc/settings.json"),
+            r#"{"hooks":{"PreToolUse":[{"matcher":"*","hooks":[
+                {"type":"command","command":"warden hook --wasm-only PreToolUse"}]}]}}"#,
+        );
+        // The same hook in Warden's own file is the user's choice and stays.
+        write(
+            &opts.home.user_settings(),
+            r#"{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"warden hook Stop"}]}]}}"#,
+        );
+        let s = Settings::load(&opts);
+        assert_eq!(s.skipped_hooks.len(), 1);
+        assert_eq!(s.skipped_hooks[0].event, "PreToolUse");
+        let cc = s.claude_code_file().expect("read");
+        assert_eq!(cc.value["hooks"], serde_json::json!({}));
+        assert!(s.files[0].value["hooks"]["Stop"].is_array());
     }
 }

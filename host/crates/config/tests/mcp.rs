@@ -29,11 +29,13 @@ fn settings(files: &[(Scope, Value)]) -> Settings {
             .iter()
             .map(|(scope, v)| SettingsFile {
                 scope: *scope,
+                origin: Default::default(),
                 path: Some(PathBuf::from(format!("/{scope}.json"))),
                 value: obj(v.clone()),
             })
             .collect(),
         errors: Vec::new(),
+        ..Default::default()
     }
 }
 

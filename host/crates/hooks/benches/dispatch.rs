@@ -58,10 +58,12 @@ fn bash_config(script: &str) -> HookConfig {
     let settings = Settings {
         files: vec![SettingsFile {
             scope: Scope::User,
+            origin: Default::default(),
             path: None,
             value,
         }],
         errors: vec![],
+        ..Default::default()
     };
     HookConfigBuilder::from_settings(&settings).build()
 }

@@ -24,7 +24,7 @@ use crate::skills::{read_doc, walk_md};
 pub enum AgentSource {
     /// A plugin's `agents/`.
     Plugin(String),
-    /// `$WARDEN_HOME/agents/`.
+    /// `agents/` of `$WARDEN_HOME` or of Claude Code's user directory.
     User,
     /// `.claude/agents/` of the working directory or a parent.
     Project,

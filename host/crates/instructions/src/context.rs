@@ -1,11 +1,17 @@
 //! Context assembly: everything the instruction layer contributes to a session.
+//!
+//! The user scope has two directories: Warden's home and, unless turned off, Claude Code's
+//! user directory (`CLAUDE_CONFIG_DIR` or `~/.claude`, see [`warden_config::claude`]). Both give
+//! `User` memory (`CLAUDE.md`, `rules/`; Claude Code's first, see [`crate::memory`]), user
+//! skills and commands, and user agents. On a name clash between the two, Warden's own wins,
+//! as its user settings do, and the shadowed file is named in a warning.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::{self, Write as _};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use warden_config::{Home, Scope, Settings};
+use warden_config::{ClaudeConfig, Home, Scope, Settings};
 
 use crate::agents::{self, Agent, AgentSource};
 use crate::diag::Warning;
@@ -36,6 +42,10 @@ pub struct ContextOptions {
     pub cwd: PathBuf,
     /// Warden's home: user memory `CLAUDE.md`, `rules/`, `skills/`, `commands/`, `agents/`.
     pub home: Home,
+    /// Claude Code's user directory, read for the same files below Warden's home (`None`: not
+    /// read). A session sets it to where its settings read Claude Code's from
+    /// ([`Settings::claude_config`]), so one opt-out covers both.
+    pub claude_dir: Option<PathBuf>,
     /// The user's home directory for `@~/…` imports (default `$HOME`).
     pub user_home: Option<PathBuf>,
     /// Managed directory: `CLAUDE.md` and `.claude/{rules,skills,commands,agents}` in it.
@@ -69,6 +79,7 @@ impl ContextOptions {
         ContextOptions {
             cwd: cwd.into(),
             home,
+            claude_dir: None,
             user_home: std::env::var_os("HOME")
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
@@ -103,14 +114,78 @@ pub struct Context {
     pub skill_listing: String,
     /// Everything skipped, refused or read leniently.
     pub warnings: Vec<Warning>,
+    /// What was read of Claude Code's user configuration, or why nothing was.
+    pub claude_config: ClaudeConfigReport,
     #[serde(skip)]
     loader: MemoryLoader,
+    #[serde(skip)]
+    claude_dir: Option<PathBuf>,
     #[serde(skip)]
     cwd: PathBuf,
     #[serde(skip)]
     shell_disabled: bool,
     #[serde(skip)]
     managed_shell_disabled: bool,
+}
+
+/// What a session read of Claude Code's user configuration (`warden context` shows it).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ClaudeConfigReport {
+    /// Whether the directory was read.
+    pub read: bool,
+    /// The directory, when it was read.
+    pub dir: Option<PathBuf>,
+    /// Why it was not read.
+    pub reason: Option<String>,
+    /// Its `settings.json`, when one was loaded.
+    pub settings: Option<PathBuf>,
+    /// Hooks of that file left out because they hand events to Warden, each with the reason.
+    pub skipped_hooks: Vec<String>,
+    /// Memory files, rules and their imports from it, in context order.
+    pub memory: Vec<PathBuf>,
+    /// Rules in its `rules/`, loaded or waiting for a matching file.
+    pub rules: Vec<PathBuf>,
+    /// Its `skills/`, `commands/` and `agents/` directories that exist.
+    pub dirs: Vec<PathBuf>,
+    /// Skills from it, by name.
+    pub skills: Vec<String>,
+    /// Legacy commands from it, by name.
+    pub commands: Vec<String>,
+    /// Agents from it, by name.
+    pub agents: Vec<String>,
+}
+
+impl ClaudeConfigReport {
+    /// The settings' side of the report: where the directory is, or why it is not read, the
+    /// file and the skipped hooks.
+    fn from_settings(settings: &Settings, dir: Option<&Path>) -> Self {
+        let mut r = ClaudeConfigReport {
+            read: dir.is_some(),
+            dir: dir.map(Path::to_path_buf),
+            settings: settings.claude_code_file().and_then(|f| f.path.clone()),
+            skipped_hooks: settings
+                .skipped_hooks
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            ..ClaudeConfigReport::default()
+        };
+        if dir.is_none() {
+            r.reason = Some(match &settings.claude_config {
+                ClaudeConfig::Off(why) => why.to_string(),
+                // The settings read it, but the caller did not ask for its instructions.
+                ClaudeConfig::Dir(_) => "not requested by the embedding program".to_string(),
+            });
+        }
+        if let Some(d) = dir {
+            r.dirs = ["skills", "commands", "agents"]
+                .iter()
+                .map(|n| d.join(n))
+                .filter(|p| p.is_dir())
+                .collect();
+        }
+        r
+    }
 }
 
 fn settings_strings(settings: &Settings, key: &str) -> Vec<String> {
@@ -143,6 +218,7 @@ pub fn load_context(opts: &ContextOptions) -> Context {
     let mut loader = MemoryLoader::new(MemoryOptions {
         cwd: opts.cwd.clone(),
         warden_home: opts.home.root().to_path_buf(),
+        claude_dir: opts.claude_dir.clone(),
         user_home: opts.user_home.clone(),
         managed_dir: opts.managed_dir.clone(),
         managed_text,
@@ -178,7 +254,9 @@ pub fn load_context(opts: &ContextOptions) -> Context {
         agents,
         skill_listing: String::new(),
         warnings,
+        claude_config: ClaudeConfigReport::from_settings(settings, opts.claude_dir.as_deref()),
         loader,
+        claude_dir: opts.claude_dir.clone(),
         cwd: opts.cwd.clone(),
         shell_disabled,
         managed_shell_disabled,
@@ -197,6 +275,51 @@ impl Context {
         self.rules = self.loader.rules.clone();
         let new: Vec<Warning> = self.loader.warnings.drain(..).collect();
         self.warnings.extend(new);
+        self.sync_claude_report();
+    }
+
+    /// The files of the report that come from Claude Code's directory: what lies in it, and
+    /// what its memory files import from elsewhere.
+    fn sync_claude_report(&mut self) {
+        let Some(dir) = &self.claude_dir else {
+            return;
+        };
+        let r = &mut self.claude_config;
+        r.memory.clear();
+        for m in &self.memory {
+            let imported = m
+                .parent_file_path
+                .as_ref()
+                .is_some_and(|p| r.memory.contains(p));
+            if m.path.starts_with(dir) || imported {
+                r.memory.push(m.path.clone());
+            }
+        }
+        r.rules = self
+            .rules
+            .iter()
+            .filter(|x| x.path.starts_with(dir))
+            .map(|x| x.path.clone())
+            .collect();
+        let from = |path: &Path| path.starts_with(dir);
+        r.skills = self
+            .skills
+            .iter()
+            .filter(|s| from(&s.path))
+            .map(|s| s.name.clone())
+            .collect();
+        r.commands = self
+            .commands
+            .iter()
+            .filter(|s| from(&s.path))
+            .map(|s| s.name.clone())
+            .collect();
+        r.agents = self
+            .agents
+            .iter()
+            .filter(|a| a.path.as_deref().is_some_and(from))
+            .map(|a| a.name.clone())
+            .collect();
     }
 
     /// Registers a file read or edited later in the session; returns the memory files and rules
@@ -380,6 +503,44 @@ impl fmt::Display for Context {
             let first = a.description.lines().next().unwrap_or("");
             writeln!(f, "  {}: {}", a.name, skills::truncate_chars(first, 100))?;
         }
+        let cc = &self.claude_config;
+        match (&cc.dir, &cc.reason) {
+            (Some(d), _) => writeln!(
+                f,
+                "\nClaude Code user configuration: read from {}",
+                d.display()
+            )?,
+            (None, Some(why)) => writeln!(f, "\nClaude Code user configuration: not read ({why})")?,
+            (None, None) => writeln!(f, "\nClaude Code user configuration: not read")?,
+        }
+        if cc.read {
+            match &cc.settings {
+                Some(p) => writeln!(f, "  settings: {}", p.display())?,
+                None => writeln!(f, "  settings: none")?,
+            }
+            for h in &cc.skipped_hooks {
+                writeln!(f, "  skipped hook: {h}")?;
+            }
+            for m in &cc.memory {
+                writeln!(f, "  memory: {}", m.display())?;
+            }
+            for r in cc.rules.iter().filter(|r| !cc.memory.contains(r)) {
+                writeln!(f, "  rule (waiting): {}", r.display())?;
+            }
+            for d in &cc.dirs {
+                writeln!(f, "  directory: {}", d.display())?;
+            }
+            let names: Vec<String> = cc
+                .skills
+                .iter()
+                .chain(&cc.commands)
+                .map(|n| format!("/{n}"))
+                .chain(cc.agents.iter().map(|a| format!("agent {a}")))
+                .collect();
+            if !names.is_empty() {
+                writeln!(f, "  loaded: {}", names.join(", "))?;
+            }
+        }
         writeln!(f, "\nWarnings ({}):", self.warnings.len())?;
         for w in &self.warnings {
             writeln!(f, "  {w}")?;
@@ -389,10 +550,20 @@ impl fmt::Display for Context {
 }
 
 /// Project directories from the working directory up to the repository root, closest first.
-fn project_dirs(cwd: &Path, root: &Path) -> Vec<PathBuf> {
+/// A session started in the home directory would find Claude Code's user directory as its
+/// project's `.claude/`; it is left out here, having been read as the user's.
+fn project_dirs(opts: &ContextOptions, root: &Path) -> Vec<PathBuf> {
+    let claude = opts
+        .claude_dir
+        .as_deref()
+        .map(crate::memory::canonical_or_self);
     let mut out = Vec::new();
-    for d in cwd.ancestors() {
-        out.push(d.to_path_buf());
+    for d in opts.cwd.ancestors() {
+        let user_dir = claude.as_deref()
+            == Some(crate::memory::canonical_or_self(&d.join(".claude")).as_path());
+        if !user_dir {
+            out.push(d.to_path_buf());
+        }
         if d == root || crate::memory::canonical_or_self(d) == root {
             break;
         }
@@ -414,13 +585,16 @@ fn load_skills(
             m.join(".claude/commands"),
         ));
     }
-    scopes.push((
-        SkillSource::User,
-        opts.home.root().join("skills"),
-        opts.home.root().join("commands"),
-    ));
+    // Warden's home before Claude Code's: the first of a name wins.
+    for user in std::iter::once(opts.home.root()).chain(opts.claude_dir.as_deref()) {
+        scopes.push((
+            SkillSource::User,
+            user.join("skills"),
+            user.join("commands"),
+        ));
+    }
     if opts.project_enabled {
-        for d in project_dirs(&opts.cwd, root) {
+        for d in project_dirs(opts, root) {
             scopes.push((
                 SkillSource::Project,
                 d.join(".claude/skills"),
@@ -564,7 +738,7 @@ fn load_agents(opts: &ContextOptions, root: &Path, warnings: &mut Vec<Warning>) 
         all.extend(agents::load_cli(j, warnings));
     }
     if opts.project_enabled {
-        for d in project_dirs(&opts.cwd, root) {
+        for d in project_dirs(opts, root) {
             all.extend(agents::load_dir(
                 &d.join(".claude/agents"),
                 AgentSource::Project,
@@ -572,11 +746,13 @@ fn load_agents(opts: &ContextOptions, root: &Path, warnings: &mut Vec<Warning>) 
             ));
         }
     }
-    all.extend(agents::load_dir(
-        &opts.home.root().join("agents"),
-        AgentSource::User,
-        warnings,
-    ));
+    for user in std::iter::once(opts.home.root()).chain(opts.claude_dir.as_deref()) {
+        all.extend(agents::load_dir(
+            &user.join("agents"),
+            AgentSource::User,
+            warnings,
+        ));
+    }
     for p in &opts.plugins {
         for d in &p.agents_dirs {
             all.extend(agents::load_plugin_dir(d, &p.name, warnings));

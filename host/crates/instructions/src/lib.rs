@@ -6,7 +6,8 @@
 //! * [`agents`]: subagent definitions.
 //! * [`context`]: [`load_context`] puts it all together.
 //!
-//! Files live where Claude Code keeps them, with `$WARDEN_HOME` in place of `~/.claude`.
+//! Files live where Claude Code keeps them, with `$WARDEN_HOME` in place of `~/.claude`; Claude
+//! Code's own user directory is read too, below Warden's home (see [`context`]).
 
 pub mod agents;
 pub mod context;
@@ -18,7 +19,7 @@ pub mod memory;
 pub mod skills;
 
 pub use agents::{Agent, AgentSource};
-pub use context::{Context, ContextOptions, PluginContent, load_context};
+pub use context::{ClaudeConfigReport, Context, ContextOptions, PluginContent, load_context};
 pub use diag::Warning;
 pub use memory::{LoadReason, MemoryFile, MemoryKind, MemoryType, ReadGate, RuleInfo};
 pub use skills::{

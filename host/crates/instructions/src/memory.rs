@@ -2,7 +2,9 @@
 //! imports, and rules (`.claude/rules/**/*.md`).
 //!
 //! Order at start (spec 8.1): managed file and managed-settings `claudeMd` text, managed rules;
-//! the user file and user rules; then every directory from the filesystem root down to the
+//! the user files and user rules, Claude Code's (`CLAUDE_CONFIG_DIR` or `~/.claude`) before
+//! Warden's own (`$WARDEN_HOME`), so Warden's, like its user settings, come later and closer to
+//! the session; then every directory from the filesystem root down to the
 //! working directory, each giving `CLAUDE.md`, `.claude/CLAUDE.md`, its unconditional rules and
 //! finally `CLAUDE.local.md`. An imported file follows the file that imports it. Files below the
 //! working directory, and rules with `paths`, load later through [`MemoryLoader::touch`].
@@ -44,7 +46,7 @@ pub const MAX_IMPORT_DEPTH: usize = 4;
 pub enum MemoryType {
     /// Managed (policy) memory.
     Managed,
-    /// The user's own memory in `$WARDEN_HOME`.
+    /// The user's own memory: in Claude Code's user directory and in `$WARDEN_HOME`.
     User,
     /// Checked-in project memory.
     Project,
@@ -206,6 +208,9 @@ pub struct MemoryOptions {
     pub cwd: PathBuf,
     /// `$WARDEN_HOME`: user memory is `CLAUDE.md` and `rules/` there.
     pub warden_home: PathBuf,
+    /// Claude Code's user directory (`CLAUDE_CONFIG_DIR` or `~/.claude`), when it is read: more
+    /// user memory, `CLAUDE.md` and `rules/`, loaded before Warden's.
+    pub claude_dir: Option<PathBuf>,
     /// The user's home directory, for `@~/…` imports.
     pub user_home: Option<PathBuf>,
     /// Managed memory directory (`CLAUDE.md` and `.claude/rules/` in it).
@@ -310,24 +315,33 @@ impl MemoryLoader {
                 &mut out,
             );
         }
-        let home = self.opts.warden_home.clone();
-        self.load_file(
-            &home.join("CLAUDE.md"),
-            MemoryType::User,
-            MemoryKind::ClaudeMd,
-            reason,
-            None,
-            &mut out,
-        );
-        let base = self.project_root.clone();
-        self.load_rules_dir(
-            &home.join("rules"),
-            &base,
-            MemoryType::User,
-            reason,
-            None,
-            &mut out,
-        );
+        // A file reached from both directories (a link, or one directory being the other) is
+        // read once, as the first one.
+        let user_dirs = self
+            .opts
+            .claude_dir
+            .iter()
+            .chain([&self.opts.warden_home])
+            .cloned();
+        for home in user_dirs.collect::<Vec<_>>() {
+            self.load_file(
+                &home.join("CLAUDE.md"),
+                MemoryType::User,
+                MemoryKind::ClaudeMd,
+                reason,
+                None,
+                &mut out,
+            );
+            let base = self.project_root.clone();
+            self.load_rules_dir(
+                &home.join("rules"),
+                &base,
+                MemoryType::User,
+                reason,
+                None,
+                &mut out,
+            );
+        }
         if !self.opts.project_enabled {
             return out;
         }

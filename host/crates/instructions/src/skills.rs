@@ -42,7 +42,7 @@ pub enum SkillSource {
     Plugin(String),
     /// `.claude/skills` or `.claude/commands` of the working directory or a parent.
     Project,
-    /// `$WARDEN_HOME/skills` or `$WARDEN_HOME/commands`.
+    /// `skills/` or `commands/` of `$WARDEN_HOME` or of Claude Code's user directory.
     User,
     /// `<managed dir>/.claude/skills` or `.claude/commands`.
     Managed,

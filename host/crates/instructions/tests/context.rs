@@ -58,10 +58,12 @@ fn settings_with(scope: Scope, value: serde_json::Value) -> Settings {
     Settings {
         files: vec![SettingsFile {
             scope,
+            origin: Default::default(),
             path: None,
             value,
         }],
         errors: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -120,6 +122,96 @@ fn managed_then_user_then_project() {
     assert_eq!(ctx.memory[1].kind, MemoryKind::ManagedSetting);
     assert_eq!(ctx.memory[1].content, "policy text");
     assert!(ctx.memory_text().contains("Contents of"));
+}
+
+/// The same session with Claude Code's user directory `cc/` read beside Warden's home.
+fn with_claude_dir(fx: &Fx, cwd: &str) -> ContextOptions {
+    let mut o = fx.opts(cwd);
+    o.claude_dir = Some(fx.p("cc"));
+    o.settings.claude_config = warden_config::ClaudeConfig::Dir(fx.p("cc"));
+    o
+}
+
+#[test]
+fn claude_code_user_memory_and_rules_load_before_wardens_own() {
+    let fx = Fx::new();
+    fx.w("cc/CLAUDE.md", "cc memory @notes.md");
+    fx.w("cc/notes.md", "cc notes");
+    fx.w("cc/rules/style.md", "cc rule");
+    fx.w("cc/rules/ts.md", "---\npaths: \"**/*.ts\"\n---\ncc ts rule");
+    fx.w("whome/CLAUDE.md", "warden memory");
+    fx.w("whome/rules/w.md", "warden rule");
+    fx.w("proj/CLAUDE.md", "p");
+    let ctx = load_context(&with_claude_dir(&fx, "proj"));
+    assert_eq!(
+        rel(&fx, &ctx),
+        [
+            "cc/CLAUDE.md",
+            "cc/notes.md",
+            "cc/rules/style.md",
+            "whome/CLAUDE.md",
+            "whome/rules/w.md",
+            "proj/CLAUDE.md"
+        ]
+    );
+    assert!(
+        ctx.memory[..5]
+            .iter()
+            .all(|m| m.memory_type == MemoryType::User)
+    );
+    let r = &ctx.claude_config;
+    assert!(r.read);
+    assert_eq!(r.dir, Some(fx.p("cc")));
+    assert_eq!(
+        r.memory,
+        [
+            fx.p("cc/CLAUDE.md"),
+            fx.p("cc/notes.md"),
+            fx.p("cc/rules/style.md")
+        ]
+    );
+    assert_eq!(r.rules, [fx.p("cc/rules/style.md"), fx.p("cc/rules/ts.md")]);
+    let text = ctx.render_text();
+    assert!(
+        text.contains(&format!(
+            "Claude Code user configuration: read from {}",
+            fx.p("cc").display()
+        )),
+        "{text}"
+    );
+    assert!(text.contains(&format!(
+        "  rule (waiting): {}",
+        fx.p("cc/rules/ts.md").display()
+    )));
+
+    // A conditional rule of Claude Code's directory loads like any user rule.
+    let mut ctx = ctx;
+    let new = ctx.touch(&fx.p("proj/src/a.ts"));
+    assert_eq!(new.len(), 1);
+    assert_eq!(new[0].path, fx.p("cc/rules/ts.md"));
+    assert!(ctx.claude_config.memory.contains(&fx.p("cc/rules/ts.md")));
+}
+
+#[test]
+fn claude_code_directory_not_read_without_it_and_says_why() {
+    let fx = Fx::new();
+    fx.w("cc/CLAUDE.md", "cc memory");
+    fx.w("cc/skills/s/SKILL.md", "---\ndescription: d\n---\nbody");
+    let mut o = fx.opts("proj");
+    o.settings.claude_config =
+        warden_config::ClaudeConfig::Off(warden_config::ClaudeConfigOff::EnvVar);
+    let ctx = load_context(&o);
+    assert!(ctx.memory.is_empty());
+    assert!(ctx.skills.is_empty());
+    assert!(!ctx.claude_config.read);
+    assert_eq!(
+        ctx.claude_config.reason.as_deref(),
+        Some("WARDEN_NO_CLAUDE_CONFIG is set")
+    );
+    assert!(
+        ctx.render_text()
+            .contains("Claude Code user configuration: not read (WARDEN_NO_CLAUDE_CONFIG is set)")
+    );
 }
 
 #[test]
@@ -683,6 +775,73 @@ fn skill_precedence_namespacing_and_listing() {
         ctx.find_skill("/run").expect("bare plugin name").name,
         "two:ops:run"
     );
+}
+
+#[test]
+fn claude_code_user_skills_commands_and_agents_lose_a_clash_with_wardens() {
+    let fx = Fx::new();
+    let skill = |d: &str| format!("---\ndescription: {d}\n---\nbody {d}");
+    fx.w("whome/skills/both/SKILL.md", &skill("warden both"));
+    fx.w("cc/skills/both/SKILL.md", &skill("cc both"));
+    fx.w("cc/skills/only-cc/SKILL.md", &skill("cc only"));
+    fx.w("cc/commands/ccmd.md", &skill("cc command"));
+    fx.w(
+        "whome/agents/rev.md",
+        "---\nname: rev\ndescription: warden rev\n---\nx",
+    );
+    fx.w(
+        "cc/agents/rev.md",
+        "---\nname: rev\ndescription: cc rev\n---\nx",
+    );
+    fx.w(
+        "cc/agents/helper.md",
+        "---\nname: helper\ndescription: cc helper\n---\nx",
+    );
+    // A project skill of the same name still loses to both user directories.
+    fx.w("proj/.claude/skills/only-cc/SKILL.md", &skill("project"));
+    let ctx = load_context(&with_claude_dir(&fx, "proj"));
+    let find = |n: &str| ctx.skills.iter().find(|s| s.name == n).expect(n);
+    assert_eq!(find("both").path, fx.p("whome/skills/both/SKILL.md"));
+    assert_eq!(find("only-cc").path, fx.p("cc/skills/only-cc/SKILL.md"));
+    assert_eq!(find("only-cc").source, SkillSource::User);
+    assert!(has_warning(&ctx, "`both` is shadowed by"));
+    assert!(ctx.commands.iter().any(|c| c.name == "ccmd"));
+    let agent = |n: &str| ctx.agents.iter().find(|a| a.name == n).expect(n);
+    assert_eq!(agent("rev").description, "warden rev");
+    assert_eq!(agent("helper").source, AgentSource::User);
+    assert!(has_warning(&ctx, "agent `rev` is shadowed by"));
+    let r = &ctx.claude_config;
+    assert_eq!(r.skills, ["only-cc"]);
+    assert_eq!(r.commands, ["ccmd"]);
+    assert_eq!(r.agents, ["helper"]);
+    assert_eq!(
+        r.dirs,
+        [fx.p("cc/skills"), fx.p("cc/commands"), fx.p("cc/agents")]
+    );
+}
+
+#[test]
+fn a_session_in_the_home_directory_reads_claude_codes_directory_once_as_the_users() {
+    let fx = Fx::new();
+    fx.w("uhome/.claude/CLAUDE.md", "cc memory");
+    fx.w(
+        "uhome/.claude/skills/s/SKILL.md",
+        "---\ndescription: d\n---\nbody",
+    );
+    fx.w(
+        "uhome/.claude/agents/a.md",
+        "---\nname: a\ndescription: d\n---\nx",
+    );
+    let mut o = fx.opts("uhome");
+    o.claude_dir = Some(fx.p("uhome/.claude"));
+    let ctx = load_context(&o);
+    assert_eq!(rel(&fx, &ctx), ["uhome/.claude/CLAUDE.md"]);
+    assert_eq!(ctx.memory[0].memory_type, MemoryType::User);
+    assert_eq!(ctx.skills.len(), 1);
+    assert_eq!(ctx.skills[0].source, SkillSource::User);
+    assert_eq!(ctx.agents.len(), 1);
+    assert_eq!(ctx.agents[0].source, AgentSource::User);
+    assert!(!has_warning(&ctx, "shadowed"), "{:?}", ctx.warnings);
 }
 
 #[test]

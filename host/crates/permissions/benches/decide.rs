@@ -41,6 +41,7 @@ fn engine() -> Permissions {
     let v = json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
     let f = SettingsFile {
         scope: Scope::Project,
+        origin: Default::default(),
         path: Some("/w/p/.claude/settings.json".into()),
         value: v.as_object().cloned().unwrap_or_default(),
     };
@@ -55,6 +56,7 @@ fn engine() -> Permissions {
         &Settings {
             files: vec![f],
             errors: vec![],
+            ..Default::default()
         },
         &o,
     )

@@ -96,6 +96,7 @@ fn conversions_keep_the_decision_and_drop_defer() {
 fn engine(value: Value, mode: Mode) -> Permissions {
     let f = SettingsFile {
         scope: Scope::User,
+        origin: Default::default(),
         path: Some("/home/u/.warden/settings.json".into()),
         value: value.as_object().cloned().unwrap_or_default(),
     };
@@ -109,6 +110,7 @@ fn engine(value: Value, mode: Mode) -> Permissions {
     let settings = Settings {
         files: vec![f],
         errors: vec![],
+        ..Default::default()
     };
     match Permissions::from_settings(&settings, &o) {
         Ok(p) => p,

@@ -11,6 +11,7 @@ fn engine(allow: &[String], deny: &[String], mode: Mode) -> Permissions {
     let v = json!({"permissions": {"allow": allow, "deny": deny}});
     let f = SettingsFile {
         scope: Scope::Project,
+        origin: Default::default(),
         path: Some("/w/p/.claude/settings.json".into()),
         value: v.as_object().cloned().unwrap_or_default(),
     };
@@ -25,6 +26,7 @@ fn engine(allow: &[String], deny: &[String], mode: Mode) -> Permissions {
         &Settings {
             files: vec![f],
             errors: vec![],
+            ..Default::default()
         },
         &o,
     )

@@ -21,6 +21,7 @@ fn file(scope: Scope, value: Value) -> SettingsFile {
     };
     SettingsFile {
         scope,
+        origin: Default::default(),
         path: Some(path),
         value: value.as_object().cloned().unwrap_or_default(),
     }
@@ -40,6 +41,7 @@ fn engine_with(files: Vec<SettingsFile>, o: Options) -> Permissions {
         &Settings {
             files,
             errors: Vec::new(),
+            ..Default::default()
         },
         &o,
     )
@@ -930,6 +932,7 @@ fn disable_bypass_mode() {
         &Settings {
             files: vec![managed.clone()],
             errors: vec![],
+            ..Default::default()
         },
         &Options {
             mode: Some(Mode::BypassPermissions),
@@ -1029,6 +1032,7 @@ fn loads_real_settings_files() {
     let home = warden_config::Home::new(t.path().join("home"));
     let mut lo = warden_config::LoadOptions::new(&cwd, home);
     lo.managed_dir = None;
+    lo.claude_config = warden_config::ClaudeConfig::default();
     let settings = Settings::load(&lo);
     let p = Permissions::from_settings(
         &settings,
@@ -1054,6 +1058,65 @@ fn loads_real_settings_files() {
             .decision,
         Allow
     );
+}
+
+#[test]
+fn claude_code_user_rules_apply_and_anchor_at_their_directory() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let cwd = t.path().join("proj");
+    let cc = t.path().join("cc");
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    std::fs::create_dir_all(&cc).expect("mkdir");
+    std::fs::write(
+        cc.join("settings.json"),
+        r#"{"permissions":{"deny":["Read(/private/**)","Read(./secret.txt)"],"defaultMode":"acceptEdits"}}"#,
+    )
+    .expect("write");
+    let home = warden_config::Home::new(t.path().join("home"));
+    std::fs::create_dir_all(home.root()).expect("mkdir");
+    std::fs::write(
+        home.user_settings(),
+        r#"{"permissions":{"defaultMode":"plan"}}"#,
+    )
+    .expect("write");
+    let mut lo = warden_config::LoadOptions::new(&cwd, home);
+    lo.managed_dir = None;
+    lo.claude_config = warden_config::ClaudeConfig::Dir(cc.clone());
+    let settings = Settings::load(&lo);
+    let p = Permissions::from_settings(
+        &settings,
+        &Options {
+            cwd: cwd.clone(),
+            home: t.path().to_path_buf(),
+            trusted: true,
+            ..Options::default()
+        },
+    )
+    .expect("builds");
+    // Warden's own user file sets the mode; Claude Code's rules still count.
+    assert_eq!(p.mode(), Mode::Plan);
+    let r = p.decide(
+        "Read",
+        &json!({"file_path": cwd.join("secret.txt").to_string_lossy()}),
+        None,
+    );
+    assert_eq!(r.decision, Deny);
+    assert_eq!(
+        r.source.as_deref(),
+        Some(cc.join("settings.json").to_string_lossy().as_ref())
+    );
+    let r = p.decide(
+        "Read",
+        &json!({"file_path": cc.join("private/k").to_string_lossy()}),
+        None,
+    );
+    assert_eq!(r.decision, Deny);
+    let r = p.decide(
+        "Read",
+        &json!({"file_path": cwd.join("private/k").to_string_lossy()}),
+        None,
+    );
+    assert_ne!(r.decision, Deny);
 }
 
 // ---- capability API ----------------------------------------------------------------------

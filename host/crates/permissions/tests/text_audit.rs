@@ -39,6 +39,7 @@ fn engine(allow: &[&str], mode: Mode) -> Permissions {
     let v = json!({"permissions": {"allow": allow, "deny": DENY}});
     let f = SettingsFile {
         scope: Scope::Project,
+        origin: Default::default(),
         path: Some(PathBuf::from("/work/proj/.claude/settings.json")),
         value: v.as_object().cloned().unwrap_or_default(),
     };
@@ -52,6 +53,7 @@ fn engine(allow: &[&str], mode: Mode) -> Permissions {
     let settings = Settings {
         files: vec![f],
         errors: Vec::new(),
+        ..Default::default()
     };
     match Permissions::from_settings(&settings, &o) {
         Ok(p) => p,

@@ -20,6 +20,7 @@ pub fn settings(files: &[(Scope, Value)]) -> Settings {
         };
         s.files.push(SettingsFile {
             scope: *scope,
+            origin: Default::default(),
             path: Some(PathBuf::from(format!(
                 "/settings/{}-{i}.json",
                 scope.as_str()

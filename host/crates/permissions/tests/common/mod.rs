@@ -48,6 +48,7 @@ pub fn engine_with(cwd: &Path, home: &Path, permissions: Value, mode: Mode) -> P
     let v = serde_json::json!({ "permissions": permissions });
     let file = SettingsFile {
         scope: Scope::Project,
+        origin: Default::default(),
         path: Some(cwd.join(".claude/settings.json")),
         value: v.as_object().cloned().unwrap_or_default(),
     };
@@ -55,6 +56,7 @@ pub fn engine_with(cwd: &Path, home: &Path, permissions: Value, mode: Mode) -> P
         &Settings {
             files: vec![file],
             errors: Vec::new(),
+            ..Default::default()
         },
         &Options {
             cwd: cwd.to_path_buf(),
