@@ -40,6 +40,8 @@ impl Project {
         opts.user_home = Some(self.root.clone());
         opts.managed_dir = None;
         opts.runtime.cache_dir = None;
+        opts.claude_config =
+            warden_config::ClaudeConfig::Off(warden_config::ClaudeConfigOff::NotRequested);
         Arc::new(Session::load(&opts))
     }
 
@@ -581,6 +583,7 @@ fn warden(p: &Project, args: &[&str], env: &[(&str, &str)]) -> std::process::Out
         .env("WARDEN_HOME", p.root.join("home"))
         .env("HOME", &p.root)
         .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("OPENAI_BASE_URL")
         .stdin(std::process::Stdio::null());
