@@ -1,13 +1,13 @@
-//! `warden demo`: Warden at work, in a scratch home and scratch projects.
+//! `warden demo`: Warden at work, in a scratch home and a scratch project, with no network.
 //!
 //! 1. The example marketplace is added and protect-secrets installed into a throwaway home,
 //!    with its capability grant shown.
-//! 2. A session in a scratch project sends sample PreToolUse events through its hook engine:
-//!    protect-secrets decides each one as a WebAssembly component in a fresh sandbox.
-//! 3. The same deny rules are asked of Claude Code's text-level engine and enforced by the
-//!    built-in WASM tools where they touch files and programs: every call goes through the
-//!    session's tool-call pipeline, and the demo approves every `ask` as a user would, so the
-//!    capability boundary is what stops a call.
+//! 2. A scripted session runs in a scratch project (the model's turns are embedded, so the
+//!    demo needs no key): protect-secrets, a WASM hook, denies reading `.env`; the WASM Read
+//!    tool reads the README; `Bash(git push *)` holds against `git -C . push`; an MCP tool is
+//!    called on Warden's own MCP server; the plugin's namespaced skill is rendered; a Stop hook
+//!    sends the model back once.
+//! 3. A table of every hook and decision with its time, and what to try next.
 //!
 //! Nothing is written outside a temporary directory except compiled components, which go to
 //! the compile cache under `$WARDEN_HOME/cache`.
@@ -17,30 +17,19 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
-use serde_json::{Value, json};
-use warden::session::{
-    AskAnswer, AskFuture, AskRequest, Asker, Session, SessionOptions, ToolStatus,
-};
+use serde_json::json;
+use warden::agent::model::ScriptedDriver;
+use warden::agent::{Conversation, ConversationOptions, LoopEvent, Observer, Recorder, TurnEnd};
+use warden::session::{DenyAsker, Session, SessionOptions, Step, ToolStatus};
 use warden_config::{Home, Scope};
-use warden_hooks::{Event, Outcome, dispatch, to_cc_output};
 use warden_plugins::{InstallOptions, PluginManager};
 
 /// Arguments.
 #[derive(clap::Args)]
 pub struct Args {}
 
-fn pre_tool_use(session: &Session, tool: &str, input: Value) -> Value {
-    json!({
-        "session_id": session.session_id,
-        "transcript_path": session.cwd.join("transcript.jsonl").display().to_string(),
-        "cwd": session.cwd.display().to_string(),
-        "permission_mode": "default",
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": input,
-        "tool_use_id": "toolu_demo",
-    })
-}
+/// The model's turns.
+const SCRIPT: &str = include_str!("demo_script.yaml");
 
 pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
     let tmp = tempfile_dir()?;
@@ -48,10 +37,20 @@ pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
     let project = tmp.path().join("project");
     std::fs::create_dir_all(&project)?;
     install(&home, &project)?;
+    scratch_project(&project, &home)?;
     let session = Arc::new(Session::load(&demo_options(&project, &home)));
-    hooks_on_sample_events(&session)?;
-    rules_at_the_boundary(tmp.path(), &home)?;
-    Ok(ExitCode::SUCCESS)
+    let recorder = Arc::new(Recorder::default());
+    let end = scripted_session(session, recorder.clone())?;
+    table(&recorder.events());
+    println!(
+        "\n   Try next: `warden run -p \"…\"` with ANTHROPIC_API_KEY set, `warden run --script FILE` \
+         for your own scripted model,\n   `warden plugin marketplace add ./plugins` to keep \
+         these plugins, and `warden context` in a project of yours."
+    );
+    Ok(match end {
+        TurnEnd::Completed { .. } => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    })
 }
 
 /// A session in `project`; compiled components go to the user's real cache, so a second run
@@ -109,155 +108,192 @@ fn install(home: &Home, project: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn hooks_on_sample_events(session: &Arc<Session>) -> anyhow::Result<()> {
-    println!("2. protect-secrets: a PreToolUse hook running as a WebAssembly component");
-    println!("   (fresh sandbox per event: no files, network, env or processes)\n");
-    let cwd = &session.cwd;
-    let samples = [
-        (
-            "Read",
-            json!({"file_path": cwd.join(".env").display().to_string()}),
-        ),
-        (
-            "Read",
-            json!({"file_path": cwd.join("README.md").display().to_string()}),
-        ),
-        (
-            "Edit",
-            json!({"file_path": "config/certs/server.pem", "old_string": "a", "new_string": "b"}),
-        ),
-        (
-            "Write",
-            json!({"file_path": "/home/dev/.ssh/id_rsa", "content": "x"}),
-        ),
-        ("Bash", json!({"command": "cat secrets/prod.json | head"})),
-        ("Bash", json!({"command": "cargo test --release"})),
-        ("Bash", json!({"command": "source ./.env && ./deploy.sh"})),
-    ];
-    let dopts = session.dispatch_options()?;
-    let config = session.hook_config();
-    let mut denied = 0;
-    let mut last = None;
-    for (tool, input) in &samples {
-        let event = pre_tool_use(session, tool, input.clone());
-        let result = super::block_on(dispatch(Event::PreToolUse, &event, config, &dopts))?;
-        let subject = input
-            .get("file_path")
-            .or_else(|| input.get("command"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let deny = result
-            .merged
-            .permission_verdict()
-            .decision
-            .and_then(warden_hooks::HookVerdict::decision)
-            == Some(warden_hooks::Decision::Deny);
-        if deny {
-            denied += 1;
-        }
-        let failed = result
-            .handlers
-            .iter()
-            .find_map(|h| match &h.result.outcome {
-                Outcome::NonBlockingError { message } => Some(message.clone()),
-                _ => None,
-            });
-        if let Some(m) = failed {
-            anyhow::bail!("the protect-secrets hook failed: {m}");
-        }
-        let micros: u128 = result.handlers.iter().map(|h| h.elapsed.as_micros()).sum();
-        println!(
-            "   {:<4}  {tool:<5} {subject:<42} {micros:>6} µs",
-            if deny { "DENY" } else { "pass" }
-        );
-        if deny && last.is_none() {
-            last = Some(result.merged);
-        }
-    }
-    println!("\n   {denied} of {} calls denied.", samples.len());
-    if let Some(merged) = last {
-        let (stdout, code, _) = to_cc_output(&merged, Event::PreToolUse);
-        println!(
-            "   What Claude Code receives for the first one (as `warden hook PreToolUse` prints it):"
-        );
-        println!("   {stdout}\n   (exit {code})\n");
-    }
-    Ok(())
-}
-
 fn indent(text: &str) -> String {
     text.trim_end().replace('\n', "\n   ")
 }
 
-/// Approves every `ask`, as a user clicking "yes" would: the demo shows what the capability
-/// boundary does with calls the text-level rules let through or leave to the user.
-struct ApproveAll;
-
-impl Asker for ApproveAll {
-    fn ask<'a>(&'a self, _: AskRequest<'a>) -> AskFuture<'a> {
-        Box::pin(std::future::ready(AskAnswer::AllowOnce))
-    }
-
-    fn label(&self) -> &str {
-        "demo (approves every ask)"
-    }
-}
-
-fn rules_at_the_boundary(tmp: &Path, home: &Home) -> anyhow::Result<()> {
-    println!("3. One set of rules, two levels: Claude Code's text-level answer vs the WASM tools");
-    println!("   settings: deny Read(./.env), deny Bash(git push *); every ask answered yes\n");
-    let project = tmp.join("rules");
+/// The demo project: a README, a secret, rules, a Stop hook, and Warden's own MCP server.
+fn scratch_project(project: &Path, home: &Home) -> anyhow::Result<()> {
     std::fs::create_dir_all(project.join(".claude"))?;
-    std::fs::create_dir_all(project.join("sub"))?;
+    std::fs::write(
+        project.join("README.md"),
+        "# Demo\nA scratch project for warden demo.\n",
+    )?;
     std::fs::write(project.join(".env"), "API_KEY=hunter2\n")?;
-    std::fs::write(project.join("README.md"), "hello\n")?;
+    let stop = project.join(".claude/stop-once.sh");
+    // Sends the model back once with a request, then lets it stop (`stop_hook_active`).
+    std::fs::write(
+        &stop,
+        "#!/bin/sh\nif grep -q '\"stop_hook_active\":true'; then exit 0; fi\n\
+         echo 'Before you stop: summarise what was refused and why.' >&2\nexit 2\n",
+    )?;
     #[cfg(unix)]
-    std::os::unix::fs::symlink(".env", project.join("link"))?;
-    let settings = json!({"permissions": {"deny": ["Read(./.env)", "Bash(git push *)"]}});
-    std::fs::write(project.join(".claude/settings.json"), settings.to_string())?;
-
-    let session = Arc::new(Session::load(&demo_options(&project, home)));
-    let cases = [
-        ("Read", json!({"file_path": "README.md"})),
-        ("Read", json!({"file_path": "sub/../.env"})),
-        ("Read", json!({"file_path": "link"})),
-        ("Bash", json!({"command": "/bin/cat .env"})),
-        ("Bash", json!({"command": "cat link"})),
-        ("Bash", json!({"command": "git -C . push origin main"})),
-        ("Bash", json!({"command": "bash -c 'git push'"})),
-    ];
-    println!("   {:<36} {:<10} WASM tool", "call", "text rule");
-    for (tool, input) in &cases {
-        let subject = input
-            .get("file_path")
-            .or_else(|| input.get("command"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let text = super::block_on_multi(session.decide_tool(tool, input.clone()))??.decision;
-        let run = super::block_on_multi(session.call_tool(tool, input.clone(), &ApproveAll))??;
-        let outcome = match &run.status {
-            ToolStatus::Ok { content, .. } => format!("ran: {}", first_line(content)),
-            ToolStatus::Denied { message } => format!("DENIED: {}", first_line(message)),
-            ToolStatus::InvalidInput { message } | ToolStatus::Failed { message } => {
-                format!("failed: {}", first_line(message))
-            }
-            ToolStatus::Decided => "not run".to_string(),
-        };
-        println!(
-            "   {:<36} {text:<10} {outcome}",
-            format!("{tool}({subject})")
-        );
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&stop, std::fs::Permissions::from_mode(0o755))?;
     }
-    println!(
-        "\n   Every file the tools open, program they run and host they reach is checked by the host."
-    );
+    let settings = json!({
+        "permissions": {
+            "allow": ["Read", "Glob", "Skill", "mcp__warden"],
+            "deny": ["Bash(git push *)"]
+        },
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": stop.display().to_string()}]}]}
+    });
+    std::fs::write(project.join(".claude/settings.json"), settings.to_string())?;
+    // Warden serves its own tools over MCP: the session calls one as a plugin MCP server's.
+    let exe = std::env::current_exe()?;
+    let mcp = json!({"mcpServers": {"warden": {
+        "command": exe.display().to_string(),
+        "args": ["mcp", "serve", "--cwd", project.display().to_string()],
+        "env": {
+            "WARDEN_HOME": home.root().display().to_string(),
+            "WARDEN_NO_CLAUDE_CONFIG": "1",
+            "WARDEN_MANAGED_SETTINGS_DIR": ""
+        }
+    }}});
+    std::fs::write(project.join(".mcp.json"), mcp.to_string())?;
+    // A project's own files cannot approve its MCP servers; the user's settings can.
+    std::fs::write(
+        home.user_settings(),
+        json!({"enableAllProjectMcpServers": true}).to_string(),
+    )?;
     Ok(())
 }
 
-fn first_line(s: &str) -> String {
-    let line = s.lines().next().unwrap_or("").trim();
-    if line.chars().count() > 70 {
-        format!("{}…", line.chars().take(70).collect::<String>())
+/// Prints the session as it happens, in a few words a line.
+struct Narrator;
+
+impl Observer for Narrator {
+    fn event(&self, event: &LoopEvent) {
+        match event {
+            LoopEvent::Text { text, .. } => println!("   model: {}", first_line(text, 100)),
+            LoopEvent::ToolCall { outcome, .. } => {
+                let subject = ["file_path", "command", "pattern", "skill"]
+                    .iter()
+                    .find_map(|k| outcome.input.get(*k).and_then(|v| v.as_str()))
+                    .unwrap_or("");
+                let by = match (&outcome.rule, &outcome.source) {
+                    (Some(r), _) => format!("rule `{r}`"),
+                    (None, Some(s)) => s.clone(),
+                    (None, None) => outcome.reason.clone(),
+                };
+                let result = match &outcome.status {
+                    ToolStatus::Ok { content, .. } => format!("ran: {}", first_line(content, 60)),
+                    ToolStatus::Denied { message } => {
+                        format!("DENIED: {}", first_line(message, 70))
+                    }
+                    ToolStatus::InvalidInput { message } | ToolStatus::Failed { message } => {
+                        format!("failed: {}", first_line(message, 70))
+                    }
+                    ToolStatus::Decided => "not run".into(),
+                };
+                println!(
+                    "   {}({subject})  {} by {by}\n      {result}",
+                    outcome.tool,
+                    outcome.decision.as_str()
+                );
+            }
+            LoopEvent::StopBlocked { reason, .. } => {
+                println!("   Stop hook: not yet: {}", first_line(reason, 80));
+            }
+            LoopEvent::Warning { message } => println!("   warning: {}", first_line(message, 100)),
+            _ => {}
+        }
+    }
+}
+
+struct Both(Arc<Recorder>);
+
+impl Observer for Both {
+    fn event(&self, event: &LoopEvent) {
+        self.0.event(event);
+        Narrator.event(event);
+    }
+}
+
+fn scripted_session(session: Arc<Session>, recorder: Arc<Recorder>) -> anyhow::Result<TurnEnd> {
+    println!("2. A scripted session in a scratch project (no network, no key)");
+    println!(
+        "   rules: allow Read, Glob, Skill, mcp__warden; deny Bash(git push *); a Stop hook\n"
+    );
+    let driver = Arc::new(ScriptedDriver::parse(SCRIPT, "demo script")?);
+    let transcript = session.cwd.join("transcript.jsonl");
+    let opts = ConversationOptions {
+        transcript_path: Some(transcript),
+        max_turns: 10,
+        ..ConversationOptions::default()
+    };
+    let mut conversation = Conversation::new(session, driver, Arc::new(DenyAsker), opts)
+        .with_observer(Arc::new(Both(recorder)));
+    let end = super::block_on_multi(async move {
+        let report = conversation
+            .send("Look around this project and push it.")
+            .await;
+        conversation.end("other").await;
+        report.end
+    })?;
+    match &end {
+        TurnEnd::Completed { .. } => println!("\n   The session completed."),
+        other => println!("\n   The session ended early: {other:?}"),
+    }
+    Ok(end)
+}
+
+/// Every hook and decision of the session: (event, handler, decision, µs).
+fn table(events: &[LoopEvent]) {
+    println!("\n3. Every hook and decision\n");
+    println!(
+        "   {:<18} {:<44} {:<10} {:>8}",
+        "event", "handler", "decision", "µs"
+    );
+    let row = |event: &str, handler: &str, decision: &str, micros: u64| {
+        println!(
+            "   {event:<18} {:<44} {decision:<10} {micros:>8}",
+            first_line(handler, 44)
+        );
+    };
+    for e in events {
+        match e {
+            LoopEvent::Hook {
+                event,
+                handler,
+                decision,
+                micros,
+                ..
+            } => row(event, handler, decision, *micros),
+            LoopEvent::ToolCall { outcome, .. } => {
+                for t in &outcome.trace {
+                    let event = match t.step {
+                        Step::PreToolUse => "PreToolUse",
+                        Step::PostToolUse => "PostToolUse",
+                        Step::PostToolUseFailure => "PostToolUseFailure",
+                        Step::Rules => "rules",
+                        Step::Execute => "execute",
+                        Step::Ask => "ask",
+                        Step::Validate => continue,
+                    };
+                    let handler = match t.step {
+                        Step::PreToolUse | Step::PostToolUse | Step::PostToolUseFailure => {
+                            format!("{} ({})", t.by, t.source.as_deref().unwrap_or(""))
+                        }
+                        _ => format!("{}: {}", outcome.tool, t.by),
+                    };
+                    row(event, &handler, &t.decision, t.micros);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn first_line(s: &str, max: usize) -> String {
+    let line = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.chars().count() > max {
+        format!("{}…", line.chars().take(max).collect::<String>())
     } else {
         line.to_string()
     }
