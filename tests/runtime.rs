@@ -680,7 +680,7 @@ fn demo_runs() {
     assert!(text.contains("The session completed."), "{text}");
     let stops = text
         .lines()
-        .filter(|l| l.trim_start().starts_with("Stop "))
+        .filter(|l| l.trim_start().starts_with("Stop ") && l.contains("stop-"))
         .count();
     assert_eq!(stops, 2, "{text}");
 }
