@@ -209,6 +209,13 @@ turns:
         assert_eq!(v["session_id"], log[0]["session_id"]);
     }
     assert_eq!(log[1]["prompt"], "What does the README say?");
+    // A prompt id from the first prompt on, the same for every event of its turn.
+    assert!(log[0].get("prompt_id").is_none());
+    let prompt_id = log[1]["prompt_id"].as_str().expect("prompt_id");
+    assert!(
+        log[2..6].iter().all(|v| v["prompt_id"] == prompt_id),
+        "{log:?}"
+    );
     assert_eq!(log[2]["tool_use_id"], "toolu_1");
     let batch = &log[4]["tool_calls"];
     assert_eq!(batch[0]["tool_name"], "Read");
@@ -701,4 +708,262 @@ fn warden_run_dry_run_shows_memory_skills_and_tools() {
     }
     assert!(req["tools"][0]["input_schema"]["properties"].is_object());
     assert!(Path::new(&p.dir).join("CLAUDE.md").exists());
+}
+
+#[test]
+fn the_task_alias_does_not_get_past_a_rule_on_agent() {
+    let p = Project::new(json!({"permissions": {"deny": ["Agent(reader)"]}}));
+    std::fs::create_dir_all(p.dir.join(".claude/agents")).expect("mkdir");
+    std::fs::write(
+        p.dir.join(".claude/agents/reader.md"),
+        "---\nname: reader\ndescription: Reads files\n---\nYou read.\n",
+    )
+    .expect("agent");
+    let run = converse(
+        &p,
+        r#"
+turns:
+  - tool_use:
+      - { name: Task, input: { description: x, prompt: y, subagent_type: reader } }
+      - { name: Agent, input: { description: x, prompt: y, subagent_type: reader } }
+  - text: refused twice
+  - for: agent:reader
+    text: must not run
+"#,
+        "go",
+        opts(),
+    );
+    let results = run.results();
+    assert_eq!(results.len(), 2);
+    for (content, is_error) in &results {
+        assert!(*is_error && content.contains("Agent(reader)"), "{content}");
+    }
+    assert!(
+        !run.events
+            .iter()
+            .any(|e| matches!(e, LoopEvent::SubagentStarted { .. }))
+    );
+}
+
+#[test]
+fn at_the_depth_limit_a_subagent_has_no_agent_tool() {
+    let p = Project::new(json!({"permissions": {"allow": ["Agent"]}}));
+    std::fs::create_dir_all(p.dir.join(".claude/agents")).expect("mkdir");
+    std::fs::write(
+        p.dir.join(".claude/agents/nester.md"),
+        "---\nname: nester\ndescription: Starts agents\n---\nDelegate.\n",
+    )
+    .expect("agent");
+    let run = converse(
+        &p,
+        r#"
+turns:
+  - tool_use: [{ name: Agent, input: { description: a, prompt: b, subagent_type: nester } }]
+  - for: agent:nester
+    tool_use: [{ name: Agent, input: { description: c, prompt: d, subagent_type: nester } }]
+  - for: agent:nester
+    text: could not nest
+  - text: done
+"#,
+        "go",
+        ConversationOptions {
+            max_subagent_depth: 1,
+            ..opts()
+        },
+    );
+    assert!(
+        matches!(run.end, TurnEnd::Completed { .. }),
+        "{:?}",
+        run.end
+    );
+    let started = run
+        .events
+        .iter()
+        .filter(|e| matches!(e, LoopEvent::SubagentStarted { .. }))
+        .count();
+    assert_eq!(started, 1);
+    assert_eq!(run.results()[0].0, "could not nest");
+}
+
+#[test]
+fn an_agent_hook_reads_the_project_without_firing_itself_again() {
+    let p = Project::new(json!({"permissions": {"allow": ["Read"]}}));
+    let h = p.logging_hook("pre", "true");
+    std::fs::write(
+        p.dir.join(".claude/settings.json"),
+        json!({"permissions": {"allow": ["Read"]},
+               "hooks": {"PreToolUse": [{"matcher": "Read", "hooks": [
+                   {"type": "agent", "prompt": "Check the read is harmless: $ARGUMENTS"},
+                   {"type": "command", "command": h}]}]}})
+        .to_string(),
+    )
+    .expect("settings");
+    let run = converse(
+        &p,
+        r#"
+turns:
+  - tool_use: [{ name: Read, input: { file_path: README.md } }]
+  - for: hook
+    tool_use: [{ name: Read, input: { file_path: README.md } }]
+  - for: hook
+    text: '{"ok": true}'
+  - text: read
+"#,
+        "read the readme",
+        opts(),
+    );
+    assert!(
+        matches!(run.end, TurnEnd::Completed { .. }),
+        "{:?}",
+        run.end
+    );
+    assert!(run.results()[0].0.contains("hello from the readme"));
+    // Only the model's own Read fired PreToolUse; the hook's read did not.
+    assert_eq!(p.log("pre").len(), 1);
+}
+
+/// A Messages API on 127.0.0.1 that answers each request with the next canned SSE body (or an
+/// error status), and keeps the requests.
+fn fake_messages_api(replies: Vec<(u16, String)>) -> (String, std::sync::mpsc::Receiver<Value>) {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for (status, body) in replies {
+            let Ok((stream, _)) = listener.accept() else {
+                return;
+            };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut request = vec![0; length];
+            reader.read_exact(&mut request).expect("body");
+            let _ = tx.send(serde_json::from_slice::<Value>(&request).unwrap_or(Value::Null));
+            let kind = if status == 200 {
+                "text/event-stream"
+            } else {
+                "application/json"
+            };
+            let mut out = stream;
+            let _ = write!(
+                out,
+                "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, rx)
+}
+
+fn sse(events: &[Value]) -> String {
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+        .collect()
+}
+
+#[test]
+fn warden_run_talks_to_the_messages_api_with_streaming_and_tool_results() {
+    let p = Project::new(json!({"permissions": {"allow": ["Read"]}}));
+    let start = |id: &str| {
+        json!({"type": "message_start", "message": {"id": id, "type": "message",
+        "role": "assistant", "model": "claude-test", "content": [], "usage": {"input_tokens": 10, "output_tokens": 0}}})
+    };
+    let first = sse(&[
+        start("m1"),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_a", "name": "Read", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"file_path\": \"READ"}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "ME.md\"}"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 7}}),
+        json!({"type": "message_stop"}),
+    ]);
+    let second = sse(&[
+        start("m2"),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "It says "}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hello."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}}),
+        json!({"type": "message_stop"}),
+    ]);
+    let (url, requests) = fake_messages_api(vec![(200, first), (200, second)]);
+    let out = warden(
+        &p,
+        &["run", "-p", "What does the README say?", "--json"],
+        &[
+            ("ANTHROPIC_API_KEY", "test-key"),
+            ("ANTHROPIC_BASE_URL", &url),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect();
+    let call = lines
+        .iter()
+        .find(|l| l["type"] == "toolCall")
+        .expect("a tool call");
+    assert_eq!(call["outcome"]["input"]["file_path"], "README.md");
+    assert_eq!(call["outcome"]["status"], "ok");
+    let text = lines.iter().find(|l| l["type"] == "text").expect("text");
+    assert_eq!(text["text"], "It says hello.");
+    let first: Value = requests.recv().expect("first request");
+    assert_eq!(first["stream"], true);
+    assert!(
+        first["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == "Read"))
+    );
+    let second: Value = requests.recv().expect("second request");
+    let result = &second["messages"][2]["content"][0];
+    assert_eq!(result["type"], "tool_result");
+    assert_eq!(result["tool_use_id"], "toolu_a");
+    assert!(
+        result["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("hello from the readme"))
+    );
+}
+
+#[test]
+fn an_api_error_from_the_messages_api_ends_the_run_with_stop_failure() {
+    let p = Project::new(json!({}));
+    let h = p.logging_hook("fail", "true");
+    std::fs::write(
+        p.dir.join(".claude/settings.json"),
+        json!({"hooks": {"StopFailure": hook(&h)}}).to_string(),
+    )
+    .expect("settings");
+    let body = json!({"type": "error", "error": {"type": "invalid_request_error",
+        "message": "max_tokens: too large"}})
+    .to_string();
+    let (url, _requests) = fake_messages_api(vec![(400, body)]);
+    let out = warden(
+        &p,
+        &["run", "-p", "hi", "--json"],
+        &[("ANTHROPIC_API_KEY", "k"), ("ANTHROPIC_BASE_URL", &url)],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\"end\":\"stopFailure\"") && stdout.contains("max_tokens: too large"),
+        "{stdout}"
+    );
+    let log = p.log("fail");
+    assert_eq!(log[0]["error"], "invalid_request");
 }

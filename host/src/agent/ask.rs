@@ -36,31 +36,42 @@ where
 /// The allow rule that "always" saves for a call, in the form Claude Code writes: the exact
 /// command for Bash, the absolute path (`//…`) for file tools, the domain for WebFetch, the
 /// tool itself for everything else (MCP tools included).
-pub fn rule_for(tool: &str, input: &Value, cwd: &Path) -> String {
+///
+/// `None` when no rule says exactly this call: a command or path with a rule metacharacter
+/// (`*`, `?`, `[`, `{`, `(`, `)`) or a line break would be saved as a wider pattern than the
+/// call the user approved (`rm *` approved once must not become "any rm"), so such a call is
+/// allowed this once and nothing is saved.
+pub fn rule_for(tool: &str, input: &Value, cwd: &Path) -> Option<String> {
     let s = |k: &str| input.get(k).and_then(Value::as_str);
+    let literal = |t: &str| {
+        !t.is_empty()
+            && !t.chars().any(|c| {
+                matches!(
+                    c,
+                    '*' | '?' | '[' | ']' | '{' | '}' | '(' | ')' | '\n' | '\r'
+                )
+            })
+    };
     match tool {
-        "Bash" => match s("command") {
-            Some(c) if !c.contains('\n') && !c.contains(')') => format!("Bash({c})"),
-            _ => "Bash".to_string(),
-        },
-        "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => {
-            match s("file_path").or_else(|| s("notebook_path")) {
-                Some(p) if !p.contains(')') => {
-                    let abs = if Path::new(p).is_absolute() {
-                        PathBuf::from(p)
-                    } else {
-                        cwd.join(p)
-                    };
-                    format!("{tool}(/{})", abs.display())
-                }
-                _ => tool.to_string(),
-            }
-        }
-        "WebFetch" => match s("url").and_then(host_of) {
-            Some(h) => format!("WebFetch(domain:{h})"),
-            None => "WebFetch".to_string(),
-        },
-        _ => tool.to_string(),
+        "Bash" => s("command")
+            .map(str::trim)
+            .filter(|c| literal(c))
+            .map(|c| format!("Bash({c})")),
+        "Read" | "Edit" | "Write" | "MultiEdit" | "NotebookEdit" => s("file_path")
+            .or_else(|| s("notebook_path"))
+            .filter(|p| literal(p))
+            .map(|p| {
+                let abs = if Path::new(p).is_absolute() {
+                    PathBuf::from(p)
+                } else {
+                    cwd.join(p)
+                };
+                format!("{tool}(/{})", abs.display())
+            }),
+        "WebFetch" => s("url")
+            .and_then(host_of)
+            .map(|h| format!("WebFetch(domain:{h})")),
+        _ => Some(tool.to_string()),
     }
 }
 
@@ -134,11 +145,12 @@ impl Asker for TerminalAsker {
     fn ask<'a>(&'a self, request: AskRequest<'a>) -> AskFuture<'a> {
         Box::pin(async move {
             let rule = rule_for(request.tool, request.input, &self.cwd);
-            if self
-                .remembered
-                .lock()
-                .map(|r| r.contains(&rule))
-                .unwrap_or(false)
+            if let Some(rule) = &rule
+                && self
+                    .remembered
+                    .lock()
+                    .map(|r| r.contains(rule))
+                    .unwrap_or(false)
             {
                 return AskAnswer::AllowAlways;
             }
@@ -146,11 +158,15 @@ impl Asker for TerminalAsker {
             let input = request.input.to_string();
             let shown: String = input.chars().take(400).collect();
             let question = format!(
-                "\n? {}({}{})\n  {}\n  [y] yes, once   [a] yes, and always allow `{rule}`   [n] no: ",
+                "\n? {}({}{})\n  {}\n  [y] yes, once   {}[n] no: ",
                 request.tool,
                 shown,
                 if shown.len() < input.len() { "…" } else { "" },
                 request.reason,
+                match &rule {
+                    Some(rule) => format!("[a] yes, and always allow `{rule}`   "),
+                    None => String::new(),
+                },
             );
             let line = tokio::task::spawn_blocking(move || {
                 let mut err = std::io::stderr();
@@ -167,6 +183,10 @@ impl Asker for TerminalAsker {
             match answer.as_str() {
                 "y" | "yes" => AskAnswer::AllowOnce,
                 "a" | "always" => {
+                    let Some(rule) = rule else {
+                        // No rule says exactly this call; it is allowed this once only.
+                        return AskAnswer::AllowOnce;
+                    };
                     if let Ok(mut r) = self.remembered.lock() {
                         r.insert(rule.clone());
                     }
@@ -198,21 +218,27 @@ mod tests {
     #[test]
     fn rules_for_calls() {
         let cwd = Path::new("/p");
+        let rule = |tool: &str, input: Value| rule_for(tool, &input, cwd);
         assert_eq!(
-            rule_for("Bash", &json!({"command": "npm test"}), cwd),
-            "Bash(npm test)"
+            rule("Bash", json!({"command": "npm test"})).as_deref(),
+            Some("Bash(npm test)")
         );
         assert_eq!(
-            rule_for("Edit", &json!({"file_path": "src/a.rs"}), cwd),
-            "Edit(//p/src/a.rs)"
+            rule("Edit", json!({"file_path": "src/a.rs"})).as_deref(),
+            Some("Edit(//p/src/a.rs)")
         );
         assert_eq!(
-            rule_for("WebFetch", &json!({"url": "https://u@Docs.rs:443/x"}), cwd),
-            "WebFetch(domain:docs.rs)"
+            rule("WebFetch", json!({"url": "https://u@Docs.rs:443/x"})).as_deref(),
+            Some("WebFetch(domain:docs.rs)")
         );
-        assert_eq!(rule_for("mcp__gh__x", &json!({}), cwd), "mcp__gh__x");
-        // A rule that could not be parsed back is widened to the tool, never mangled.
-        assert_eq!(rule_for("Bash", &json!({"command": "a)b"}), cwd), "Bash");
+        assert_eq!(rule("mcp__gh__x", json!({})).as_deref(), Some("mcp__gh__x"));
+        // A call no rule says exactly is never saved as a wider one: approving `rm *` once
+        // must not allow every rm, nor `a)b` every command.
+        for command in ["rm *", "a)b", "ls\nrm -rf ~", "cat {a,b}", ""] {
+            assert_eq!(rule("Bash", json!({"command": command})), None, "{command}");
+        }
+        assert_eq!(rule("Read", json!({"file_path": "src/*.rs"})), None);
+        assert_eq!(rule("Bash", json!({})), None);
     }
 
     #[test]

@@ -334,6 +334,8 @@ struct Core {
     tools: Vec<ToolSpec>,
     model: String,
     usage: Mutex<(Usage, Option<f64>)>,
+    /// The current user prompt's id (`prompt_id`), from the first prompt on.
+    prompt_id: Mutex<Option<String>>,
 }
 
 /// What a call needs of the frame (main conversation or subagent) it runs in.
@@ -411,6 +413,7 @@ impl Conversation {
                 tools: Vec::new(),
                 model,
                 usage: Mutex::new((Usage::default(), None)),
+                prompt_id: Mutex::new(None),
             },
             messages: Vec::new(),
             pending: Vec::new(),
@@ -562,6 +565,9 @@ impl Conversation {
 
     async fn turn(&mut self, typed: &str) -> TurnEnd {
         let core = &self.core;
+        if let Ok(mut id) = core.prompt_id.lock() {
+            *id = Some(crate::instructions::new_session_id());
+        }
         let mut text = typed.to_string();
         let mut extra: Vec<String> = Vec::new();
         if let Some((name, args)) = slash_command(typed) {
@@ -718,6 +724,10 @@ fn stopped(r: &DispatchResult) -> Option<TurnEnd> {
 }
 
 impl Core {
+    fn prompt_id(&self) -> Option<String> {
+        self.prompt_id.lock().ok().and_then(|p| p.clone())
+    }
+
     fn add_usage(&self, model: &str, usage: Usage) {
         let cost = self.driver.cost_usd(model, usage);
         if let Ok(mut u) = self.usage.lock() {
@@ -749,6 +759,9 @@ impl Core {
         input.insert("cwd".into(), json!(self.session.cwd.display().to_string()));
         input.insert("permission_mode".into(), json!(mode));
         input.insert("hook_event_name".into(), json!(event.as_str()));
+        if let Some(id) = self.prompt_id() {
+            input.insert("prompt_id".into(), json!(id));
+        }
         if let Some((id, ty)) = agent {
             input.insert("agent_id".into(), json!(id));
             input.insert("agent_type".into(), json!(ty));
@@ -984,6 +997,7 @@ impl Core {
             tool_use_id: Some(id.to_string()),
             transcript_path: Some(self.transcript.path().display().to_string()),
             agent: info.agent.clone(),
+            prompt_id: self.prompt_id(),
         };
         let agent_tool = AgentTool {
             core: self,

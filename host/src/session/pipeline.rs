@@ -134,6 +134,8 @@ pub struct CallMeta {
     pub transcript_path: Option<String>,
     /// Inside a subagent: its `agent_id` and `agent_type`.
     pub agent: Option<(String, String)>,
+    /// The id of the user prompt whose turn made the call (`prompt_id`).
+    pub prompt_id: Option<String>,
 }
 
 /// The future a [`LocalTool`] answers with.
@@ -730,6 +732,9 @@ impl Session {
                     o.insert("tool_response".into(), response);
                 }
                 _ => {}
+            }
+            if let Some(id) = &meta.prompt_id {
+                o.insert("prompt_id".into(), Value::String(id.clone()));
             }
             if let Some((id, ty)) = &meta.agent {
                 o.insert("agent_id".into(), Value::String(id.clone()));
