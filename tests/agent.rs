@@ -45,6 +45,16 @@ impl Project {
         Arc::new(Session::load(&opts))
     }
 
+    /// A project subagent `.claude/agents/<name>.md`.
+    fn agent(&self, name: &str, description: &str, extra: &str, body: &str) {
+        std::fs::create_dir_all(self.dir.join(".claude/agents")).expect("mkdir");
+        std::fs::write(
+            self.dir.join(format!(".claude/agents/{name}.md")),
+            format!("---\nname: {name}\ndescription: {description}\n{extra}---\n{body}\n"),
+        )
+        .expect("agent");
+    }
+
     /// A hook command that appends its stdin (one JSON line) to `log` and then runs `then`.
     fn logging_hook(&self, log: &str, then: &str) -> String {
         let path = self.dir.join(format!("{log}.sh"));
@@ -399,12 +409,7 @@ turns:
 #[test]
 fn a_subagent_runs_its_own_loop_with_its_prompt_and_tools() {
     let p = Project::new(json!({"permissions": {"allow": ["Read", "Bash"]}}));
-    std::fs::create_dir_all(p.dir.join(".claude/agents")).expect("mkdir");
-    std::fs::write(
-        p.dir.join(".claude/agents/reader.md"),
-        "---\nname: reader\ndescription: Reads files\ntools: Read\n---\nYou only read.\n",
-    )
-    .expect("agent");
+    p.agent("reader", "Reads files", "tools: Read\n", "You only read.");
     let h = p.logging_hook("sub", "true");
     let mut settings: Value = serde_json::from_str(
         &std::fs::read_to_string(p.dir.join(".claude/settings.json")).expect("read"),
@@ -713,12 +718,7 @@ fn warden_run_dry_run_shows_memory_skills_and_tools() {
 #[test]
 fn the_task_alias_does_not_get_past_a_rule_on_agent() {
     let p = Project::new(json!({"permissions": {"deny": ["Agent(reader)"]}}));
-    std::fs::create_dir_all(p.dir.join(".claude/agents")).expect("mkdir");
-    std::fs::write(
-        p.dir.join(".claude/agents/reader.md"),
-        "---\nname: reader\ndescription: Reads files\n---\nYou read.\n",
-    )
-    .expect("agent");
+    p.agent("reader", "Reads files", "", "You read.");
     let run = converse(
         &p,
         r#"
@@ -748,12 +748,7 @@ turns:
 #[test]
 fn at_the_depth_limit_a_subagent_has_no_agent_tool() {
     let p = Project::new(json!({"permissions": {"allow": ["Agent"]}}));
-    std::fs::create_dir_all(p.dir.join(".claude/agents")).expect("mkdir");
-    std::fs::write(
-        p.dir.join(".claude/agents/nester.md"),
-        "---\nname: nester\ndescription: Starts agents\n---\nDelegate.\n",
-    )
-    .expect("agent");
+    p.agent("nester", "Starts agents", "", "Delegate.");
     let run = converse(
         &p,
         r#"

@@ -166,7 +166,7 @@ struct Narrator;
 impl Observer for Narrator {
     fn event(&self, event: &LoopEvent) {
         match event {
-            LoopEvent::Text { text, .. } => println!("   model: {}", first_line(text, 100)),
+            LoopEvent::Text { text, .. } => println!("   model: {}", super::first_line(text, 100)),
             LoopEvent::ToolCall { outcome, .. } => {
                 let subject = ["file_path", "command", "pattern", "skill"]
                     .iter()
@@ -178,12 +178,14 @@ impl Observer for Narrator {
                     (None, None) => outcome.reason.clone(),
                 };
                 let result = match &outcome.status {
-                    ToolStatus::Ok { content, .. } => format!("ran: {}", first_line(content, 60)),
+                    ToolStatus::Ok { content, .. } => {
+                        format!("ran: {}", super::first_line(content, 60))
+                    }
                     ToolStatus::Denied { message } => {
-                        format!("DENIED: {}", first_line(message, 70))
+                        format!("DENIED: {}", super::first_line(message, 70))
                     }
                     ToolStatus::InvalidInput { message } | ToolStatus::Failed { message } => {
-                        format!("failed: {}", first_line(message, 70))
+                        format!("failed: {}", super::first_line(message, 70))
                     }
                     ToolStatus::Decided => "not run".into(),
                 };
@@ -194,9 +196,11 @@ impl Observer for Narrator {
                 );
             }
             LoopEvent::StopBlocked { reason, .. } => {
-                println!("   Stop hook: not yet: {}", first_line(reason, 80));
+                println!("   Stop hook: not yet: {}", super::first_line(reason, 80));
             }
-            LoopEvent::Warning { message } => println!("   warning: {}", first_line(message, 100)),
+            LoopEvent::Warning { message } => {
+                println!("   warning: {}", super::first_line(message, 100))
+            }
             _ => {}
         }
     }
@@ -249,7 +253,7 @@ fn table(events: &[LoopEvent]) {
     let row = |event: &str, handler: &str, decision: &str, micros: u64| {
         println!(
             "   {event:<18} {:<44} {decision:<10} {micros:>8}",
-            first_line(handler, 44)
+            super::first_line(handler, 44)
         );
     };
     for e in events {
@@ -283,18 +287,5 @@ fn table(events: &[LoopEvent]) {
             }
             _ => {}
         }
-    }
-}
-
-fn first_line(s: &str, max: usize) -> String {
-    let line = s
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    if line.chars().count() > max {
-        format!("{}…", line.chars().take(max).collect::<String>())
-    } else {
-        line.to_string()
     }
 }

@@ -172,3 +172,17 @@ impl SessionArgs {
 pub(crate) fn cache_dir() -> Option<std::path::PathBuf> {
     warden_config::Home::from_env().ok().map(|h| h.cache_dir())
 }
+
+/// The first non-empty line of `s`, trimmed, cut to `max` characters with `…`.
+pub(crate) fn first_line(s: &str, max: usize) -> String {
+    let line = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.chars().count() > max {
+        format!("{}…", line.chars().take(max).collect::<String>())
+    } else {
+        line.to_string()
+    }
+}

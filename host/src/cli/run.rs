@@ -174,16 +174,9 @@ impl Readable {
     }
 }
 
+/// The first line of `s` and how many more it has.
 fn first_line(s: &str, max: usize) -> String {
-    let line = s
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let mut out: String = line.chars().take(max).collect();
-    if out.len() < line.len() {
-        out.push('…');
-    }
+    let mut out = super::first_line(s, max);
     let more = s.lines().filter(|l| !l.trim().is_empty()).count();
     if more > 1 {
         out.push_str(&format!(" (+{} lines)", more - 1));
