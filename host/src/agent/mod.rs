@@ -460,26 +460,15 @@ impl Conversation {
             return;
         }
         self.started = true;
+        let mut warnings = self.gather_tools().await;
         let core = &mut self.core;
-        let mut warnings = Vec::new();
-        let mut tools = prompt::session_tools(&core.session, &mut warnings).await;
-        let (agents, has_skills, ctx_warnings, memory) = match core.context.lock() {
-            Ok(ctx) => (
-                ctx.agents.clone(),
-                !ctx.skills.is_empty() || !ctx.commands.is_empty(),
-                ctx.warnings.iter().map(ToString::to_string).collect(),
-                ctx.memory.clone(),
-            ),
-            Err(_) => (Vec::new(), false, Vec::new(), Vec::new()),
+        let memory = match core.context.lock() {
+            Ok(ctx) => {
+                warnings.extend(ctx.warnings.iter().map(ToString::to_string));
+                ctx.memory.clone()
+            }
+            Err(_) => Vec::new(),
         };
-        if !agents.is_empty() {
-            tools.push(prompt::agent_tool(&agents));
-        }
-        if has_skills {
-            tools.push(prompt::skill_tool());
-        }
-        core.tools = tools;
-        warnings.extend::<Vec<String>>(ctx_warnings);
         for w in warnings {
             core.observer.event(&LoopEvent::Warning { message: w });
         }
@@ -511,18 +500,29 @@ impl Conversation {
         );
     }
 
+    /// The tools offered to the model: the session's, then `Agent` when there are subagents
+    /// and `Skill` when there are skills or commands. Returns what was left out and why.
+    async fn gather_tools(&mut self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let mut tools = prompt::session_tools(&self.core.session, &mut warnings).await;
+        if let Ok(ctx) = self.core.context.lock() {
+            if !ctx.agents.is_empty() {
+                tools.push(prompt::agent_tool(&ctx.agents));
+            }
+            if !ctx.skills.is_empty() || !ctx.commands.is_empty() {
+                tools.push(prompt::skill_tool());
+            }
+        }
+        self.core.tools = tools;
+        warnings
+    }
+
     /// The request the model would receive for `prompt` now (nothing is run, no hook fires):
     /// the assembled context, for inspection.
     pub async fn preview(&mut self, prompt: &str) -> ModelRequest {
         if !self.started {
-            self.core.tools = prompt::session_tools(&self.core.session, &mut Vec::new()).await;
+            self.gather_tools().await;
             if let Ok(ctx) = self.core.context.lock() {
-                if !ctx.agents.is_empty() {
-                    self.core.tools.push(prompt::agent_tool(&ctx.agents));
-                }
-                if !ctx.skills.is_empty() || !ctx.commands.is_empty() {
-                    self.core.tools.push(prompt::skill_tool());
-                }
                 self.pending = prompt::first_reminders(&ctx);
             }
         }
@@ -1119,16 +1119,12 @@ impl Core {
             .get("args")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let found = self.context.lock().ok().and_then(|c| {
-            c.find_skill(name)
-                .map(|s| (s.name.clone(), s.disable_model_invocation))
-                .map_err(|e| e.to_string())
-                .into()
-        });
-        let (full, disabled) = match found {
-            Some(Ok(f)) => f,
-            Some(Err(e)) => return Ok(ToolCallOutcome::Failed(e)),
-            None => return Err("the context is unusable".into()),
+        let (full, disabled) = match self.context.lock() {
+            Ok(c) => match c.find_skill(name) {
+                Ok(s) => (s.name.clone(), s.disable_model_invocation),
+                Err(e) => return Ok(ToolCallOutcome::Failed(e.to_string())),
+            },
+            Err(_) => return Err("the context is unusable".into()),
         };
         if disabled {
             return Ok(ToolCallOutcome::Failed(format!(

@@ -168,7 +168,7 @@ fn plain_is_context(event: Event) -> bool {
 }
 
 /// Events blocked with top-level `decision: "block"`.
-fn uses_decision(event: Event) -> bool {
+pub(crate) fn uses_decision(event: Event) -> bool {
     matches!(
         event,
         Event::UserPromptSubmit

@@ -246,16 +246,7 @@ pub(crate) fn answer_outcome(
             out.insert("hookSpecificOutput".into(), Value::Object(hso));
             (RawOutcome::exited_json(0, out, ""), true)
         }
-        Event::UserPromptSubmit
-        | Event::UserPromptExpansion
-        | Event::PostToolUse
-        | Event::PostToolUseFailure
-        | Event::PostToolBatch
-        | Event::Stop
-        | Event::SubagentStop
-        | Event::TaskCreated
-        | Event::ConfigChange
-        | Event::PreCompact => {
+        e if crate::merge::uses_decision(e) => {
             let mut out = Map::new();
             out.insert("decision".into(), "block".into());
             out.insert("reason".into(), reason.into());
