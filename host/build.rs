@@ -82,6 +82,55 @@ fn main() {
         plugins.display().to_string()
     ));
     std::fs::write(out_dir.join("guests.rs"), generated).expect("write guests.rs");
+
+    embed_sdk(&root, &out_dir);
+}
+
+/// `sdk_files.rs`: the WIT package and the Python, JavaScript and C SDKs, which `warden build`
+/// writes to a scratch directory, so a plugin needs nothing of the Warden checkout.
+fn embed_sdk(root: &std::path::Path, out_dir: &std::path::Path) {
+    let mut files = Vec::new();
+    for dir in ["wit", "sdk/python", "sdk/js", "sdk/c"] {
+        let path = root.join(dir);
+        // A directory as well as its files: cargo then notices files added to it.
+        println!("cargo:rerun-if-changed={}", path.display());
+        collect(root, &path, &mut files);
+    }
+    files.sort();
+    let mut generated = String::from("/// (path, bytes) of the embedded WIT and SDK files.\npub static SDK_FILES: &[(&str, &[u8])] = &[\n");
+    for (rel, abs) in files {
+        build_guests::rerun(&abs);
+        generated.push_str(&format!(
+            "    ({rel:?}, include_bytes!({:?})),\n",
+            abs.display().to_string()
+        ));
+    }
+    generated.push_str("];\n");
+    std::fs::write(out_dir.join("sdk_files.rs"), generated).expect("write sdk_files.rs");
+}
+
+fn collect(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<(String, PathBuf)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if matches!(name.as_str(), "__pycache__" | "node_modules" | "target") || name.starts_with('.') {
+            continue;
+        }
+        let Ok(ty) = entry.file_type() else { continue };
+        if ty.is_dir() {
+            collect(root, &path, out);
+        } else if ty.is_file() && !name.ends_with(".pyc") {
+            let rel = path
+                .strip_prefix(root)
+                .expect("under the root")
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((rel, path));
+        }
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {

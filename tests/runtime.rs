@@ -465,21 +465,6 @@ fn ungranted_capability_is_refused_at_link_time() {
     )
     .expect("links with exec granted");
 
-    let err = rt
-        .load_file(
-            Path::new(warden_test_artifacts::USES_WASI_FS),
-            World::Hook,
-            &Grant::default(),
-            DigestPin::None,
-        )
-        .err()
-        .expect("refused");
-    assert!(
-        matches!(&err, RuntimeError::UnknownImport { import, .. } if import.starts_with("wasi:filesystem/")),
-        "{err}"
-    );
-    assert!(err.to_string().contains("warden:plugin/fs"), "{err}");
-
     let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     assert_still_serves(&rt, &hostile);
 }
@@ -986,4 +971,41 @@ fn a_component_built_against_an_unknown_wit_version_is_refused_by_name() {
         )
         .expect("0.1.9 is 0.1");
     assert_eq!(patch.version(), WitVersion::V0_1);
+}
+
+/// Language runtimes import `wasi:filesystem` and `wasi:sockets` whatever the guest does, so
+/// the host links them, inert: a component using them directly loads, and reaches nothing.
+#[test]
+fn wasi_files_and_sockets_are_linked_but_reach_nothing() {
+    let rt = runtime();
+    let secret = tempfile::tempdir().expect("tempdir");
+    let file = secret.path().join("secret.txt");
+    std::fs::write(&file, "top secret").expect("write");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("nonblocking");
+    let addr = listener.local_addr().expect("addr").to_string();
+
+    let guest = load(&rt, warden_test_artifacts::USES_WASI_FS);
+    let call = block_on(rt.call_hook(
+        &guest,
+        "PreToolUse",
+        &pre_tool_use(
+            "Probe",
+            json!({ "path": file.display().to_string(), "addr": addr }),
+        ),
+        &Limits::default(),
+        ctx(),
+    ))
+    .expect("the call completes");
+    let result = call.result;
+    assert_eq!(result.decision, Decision::Deny, "{result:?}");
+    let reason = result.reason.unwrap_or_default();
+    assert!(reason.contains("file: "), "{reason}");
+    assert!(reason.contains("net: "), "{reason}");
+    assert!(!reason.contains("top secret"), "{reason}");
+    // Nothing connected to the listener.
+    assert!(
+        matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the guest reached a socket"
+    );
 }

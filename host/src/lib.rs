@@ -7,14 +7,18 @@
 //! - [`tools`]: the built-in tools (Read, Write, Edit, Glob, Grep, Bash) as components.
 //! - [`hook_result`]: a hook's typed answer (the runtime's) and its Claude Code JSON form
 //!   (`warden-hooks`).
+//! - [`build`] and [`scaffold`]: `warden build` (each guest language's toolchain, with the
+//!   WIT and SDKs embedded) and `warden new`.
 //! - [`instructions`]: a session's memory, rules, skills and agents, permission-checked skill
 //!   command injection and the `InstructionsLoaded` hook.
 //!
 //! See `ARCHITECTURE.md` for how a hook call travels through these modules.
 
 pub mod agent;
+pub mod build;
 pub mod instructions;
 pub mod mcp;
+pub mod scaffold;
 pub mod session;
 pub mod tools;
 

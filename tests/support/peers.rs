@@ -52,7 +52,7 @@ fn lock(name: &str) -> File {
     file
 }
 
-fn text(out: &Output) -> String {
+pub fn text(out: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -79,7 +79,7 @@ fn which(name: &str) -> Option<PathBuf> {
 
 /// Installs Debian packages, once per machine however many test processes ask. The package
 /// lists may be empty on a fresh CI image, so a failed install is retried after an update.
-fn apt_install(packages: &[&str], still_missing: impl Fn() -> bool) -> Result<(), String> {
+pub fn apt_install(packages: &[&str], still_missing: impl Fn() -> bool) -> Result<(), String> {
     let _lock = lock("apt");
     if !still_missing() {
         return Ok(());
@@ -133,7 +133,7 @@ fn system_python() -> Option<PathBuf> {
         })
 }
 
-fn python3() -> PathBuf {
+pub fn python3() -> PathBuf {
     if let Some(py) = system_python() {
         return py;
     }

@@ -4,12 +4,14 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod build;
 mod check;
 mod context;
 mod demo;
 mod hook;
 mod hook_wasm;
 mod mcp;
+mod new;
 mod plugin;
 mod run;
 mod serve;
@@ -56,6 +58,12 @@ enum Command {
     /// Render a skill as invoked (`show`, running its `!` commands through the permission
     /// rules) or list them (`list`).
     Skill(skill::Args),
+    /// Build a plugin's WASM components from source (Rust, Python, JavaScript, C), with each
+    /// language's toolchain.
+    Build(build::Args),
+    /// Create a plugin with one hook or tool component in Rust, Python, JavaScript or C,
+    /// ready for `warden build`.
+    New(new::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -72,6 +80,8 @@ pub fn main() -> ExitCode {
         Command::Context(a) => context::run(a),
         Command::Skill(a) => skill::run(a),
         Command::Mcp(a) => mcp::run(a),
+        Command::Build(a) => build::run(a),
+        Command::New(a) => new::run(a),
     };
     match result {
         Ok(code) => code,

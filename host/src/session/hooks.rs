@@ -118,9 +118,11 @@ impl WasmHookRunner for WasmRunner {
                 Err(e) => return failed(e),
             };
             let limits = Limits::with_deadline(call.timeout.max(Duration::from_millis(1)));
-            let ctx = self
+            let mut ctx = self
                 .session
                 .call_context(call.project_dir, grant, self.policy.clone());
+            self.session
+                .add_plugin_env(&mut ctx, call.plugin_id, grant, call.project_dir);
             let event = call.event.as_str();
             match rt
                 .call_hook(&component, event, call.input, &limits, ctx)

@@ -450,7 +450,39 @@ impl Session {
         let Some(caps) = p.grant.as_ref().and_then(|g| g.component(component)) else {
             return Grant::default();
         };
+        // Claude Code creates the data directory the first time it is referenced.
+        if caps.fs.iter().any(|f| f.path.contains("${CLAUDE_PLUGIN_DATA}")) {
+            let _ = create_private_dir(&p.data_dir);
+        }
         to_runtime_grant(caps, &p.plugin.root, &p.data_dir, &self.cwd)
+    }
+
+    /// `CLAUDE_PLUGIN_ROOT`, `CLAUDE_PLUGIN_DATA` and `CLAUDE_PROJECT_DIR` for a component of
+    /// `plugin_id`, as Claude Code sets them for a plugin's command hooks; the guest sees
+    /// each only if its grant names it, like any other variable.
+    pub fn add_plugin_env(
+        &self,
+        ctx: &mut crate::runtime::CallContext,
+        plugin_id: &str,
+        grant: &Grant,
+        project: &Path,
+    ) {
+        let Some(p) = self.plugins.iter().find(|p| p.id == plugin_id) else {
+            return;
+        };
+        for (key, value) in [
+            ("CLAUDE_PLUGIN_ROOT", p.plugin.root.as_path()),
+            ("CLAUDE_PLUGIN_DATA", p.data_dir.as_path()),
+            ("CLAUDE_PROJECT_DIR", project),
+        ] {
+            if grant.env.iter().any(|g| g == key) {
+                if key == "CLAUDE_PLUGIN_DATA" {
+                    let _ = create_private_dir(value);
+                }
+                ctx.env.retain(|(k, _)| k != key);
+                ctx.env.push((key.to_string(), value.display().to_string()));
+            }
+        }
     }
 
     /// The sha256 the user's grant was approved for, for one component of one plugin (`None`
@@ -654,6 +686,18 @@ fn broken_warden_part(plugin: &LoadedPlugin) -> Option<String> {
             errors.join("; ")
         }
     ))
+}
+
+/// A plugin's data directory, readable by the user alone.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
+    b.create(dir)
 }
 
 fn read_manifest(root: &Path) -> Option<Value> {

@@ -8,6 +8,7 @@
 //!   (Claude Code's file shapes), with atomic installs, tree digests, verification and
 //!   capability grants.
 
+pub mod build_spec;
 pub mod capability;
 pub mod diag;
 pub mod digest;
@@ -28,6 +29,7 @@ mod util;
 pub mod validate;
 pub mod warden;
 
+pub use build_spec::{BuildSpec, BuildTarget, GuestLang, build_targets};
 pub use capability::{Capabilities, CapabilityRequest, FsAccess, FsCapability, Grant};
 pub use diag::{Diagnostic, Report, ReportKind, Severity};
 pub use loader::{

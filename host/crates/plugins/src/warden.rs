@@ -6,6 +6,7 @@
 //! path = "wasm/guard.wasm"
 //! world = "hook"
 //! capabilities = { fs = [{ path = "${CLAUDE_PROJECT_DIR}", access = "read" }], net = ["https://api.example.com"], env = ["HOME"], exec = ["git"] }
+//! build = { lang = "rust", source = "." }   # optional: what `warden build` runs (see `build_spec`)
 //!
 //! [[hooks.PreToolUse]]
 //! matcher = "Bash"
@@ -57,6 +58,8 @@ pub struct WardenComponent {
     pub world: World,
     /// The capabilities it requests (the runtime uses the *grant*, not this).
     pub capabilities: Capabilities,
+    /// How `warden build` makes it from source, when the plugin says.
+    pub build: Option<crate::build_spec::BuildSpec>,
 }
 
 /// The typed `warden` section.
@@ -276,7 +279,7 @@ fn parse_component(
         return None;
     };
     for k in c.keys() {
-        if !matches!(k.as_str(), "path" | "world" | "capabilities") {
+        if !matches!(k.as_str(), "path" | "world" | "capabilities" | "build") {
             diags.push(
                 Diagnostic::warning(
                     file,
@@ -311,6 +314,19 @@ fn parse_component(
             None
         }
     };
+    let build = match c.get("build") {
+        None => None,
+        Some(b) => {
+            let parsed = crate::build_spec::parse_build(name, b, root, file, src, prefix, diags);
+            ok &= parsed.is_some();
+            parsed.map(|(spec, _)| spec)
+        }
+    };
+    let build_hint = if build.is_some() {
+        format!("run `warden build {}`", root.display())
+    } else {
+        "build the component or fix the path".to_string()
+    };
     let path = match c.get("path").and_then(Value::as_str) {
         None => {
             diags.push(Diagnostic::error(file, format!("`{prefix}components.{name}` needs `path` to its .wasm file, relative to the plugin root")).at(here));
@@ -325,7 +341,7 @@ fn parse_component(
             let full = root.join(rel);
             match full.canonicalize() {
                 Err(_) => {
-                    diags.push(Diagnostic::error(file, format!("`{prefix}components.{name}.path`: {} does not exist; build the component or fix the path", full.display())).at(pos("path")));
+                    diags.push(Diagnostic::error(file, format!("`{prefix}components.{name}.path`: {} does not exist; {build_hint}", full.display())).at(pos("path")));
                     None
                 }
                 Ok(canon) if !canon.starts_with(root) => {
@@ -364,6 +380,7 @@ fn parse_component(
         path,
         world: world?,
         capabilities: caps?,
+        build,
     })
 }
 

@@ -571,9 +571,18 @@ impl Runtime {
         for (import, _) in ty.imports(&self.engine) {
             let import = import.to_string();
             let unversioned = import.split('@').next().unwrap_or(&import);
-            let wasi_basics = ["wasi:io/", "wasi:clocks/", "wasi:random/", "wasi:cli/"]
-                .iter()
-                .any(|p| unversioned.starts_with(p));
+            // `wasi:filesystem` and `wasi:sockets` are linked inert (see `build_linker`):
+            // language runtimes (Python, C's wasip1 adapter) import them unconditionally.
+            let wasi_basics = [
+                "wasi:io/",
+                "wasi:clocks/",
+                "wasi:random/",
+                "wasi:cli/",
+                "wasi:filesystem/",
+                "wasi:sockets/",
+            ]
+            .iter()
+            .any(|p| unversioned.starts_with(p));
             match capability::provider_for(&import) {
                 _ if wasi_basics => {}
                 Some(p) => {
@@ -588,11 +597,7 @@ impl Runtime {
                     }
                 }
                 None => {
-                    let hint = if unversioned.starts_with("wasi:filesystem/") {
-                        "; files are available through `warden:plugin/fs` with an `fs` grant"
-                    } else if unversioned.starts_with("wasi:sockets/")
-                        || unversioned.starts_with("wasi:http/")
-                    {
+                    let hint = if unversioned.starts_with("wasi:http/") {
                         "; the network is available through `warden:plugin/http` with a `net` grant"
                     } else {
                         ""
@@ -828,6 +833,31 @@ fn build_linker(
     cli::terminal_stdin::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
     cli::terminal_stdout::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
     cli::terminal_stderr::add_to_linker::<SandboxState, WasiCli>(l, cli_view)?;
+
+    // Inert: the store's WASI context has no preopens and refuses every socket (see
+    // `sandbox::new_store`), so these reach nothing. They are linked because language
+    // runtimes import them whether or not the guest code uses them; a guest reaches files
+    // and the network only through Warden's own checked interfaces.
+    {
+        use wasmtime_wasi::filesystem::WasiFilesystem;
+        use wasmtime_wasi::p2::bindings::{filesystem, sockets};
+        use wasmtime_wasi::sockets::WasiSockets;
+        let fs_view = wasmtime_wasi::filesystem::WasiFilesystemView::filesystem;
+        let net_view = wasmtime_wasi::sockets::WasiSocketsView::sockets;
+        filesystem::types::add_to_linker::<SandboxState, WasiFilesystem>(l, fs_view)?;
+        filesystem::preopens::add_to_linker::<SandboxState, WasiFilesystem>(l, fs_view)?;
+        sockets::tcp::add_to_linker::<SandboxState, WasiSockets>(l, net_view)?;
+        sockets::udp::add_to_linker::<SandboxState, WasiSockets>(l, net_view)?;
+        sockets::udp_create_socket::add_to_linker::<SandboxState, WasiSockets>(l, net_view)?;
+        sockets::tcp_create_socket::add_to_linker::<SandboxState, WasiSockets>(l, net_view)?;
+        sockets::instance_network::add_to_linker::<SandboxState, WasiSockets>(l, net_view)?;
+        sockets::network::add_to_linker::<SandboxState, WasiSockets>(
+            l,
+            &Default::default(),
+            net_view,
+        )?;
+        sockets::ip_name_lookup::add_to_linker::<SandboxState, WasiSockets>(l, net_view)?;
+    }
 
     for provider in capability::PROVIDERS {
         if provider.capability.is_none_or(|c| grant.allows(c)) {

@@ -254,10 +254,16 @@ pub(crate) fn new_store(
     let stderr = MemoryOutputPipe::new(limits.capture_bytes);
     // Deny by default: no preopens, env, args or sockets, stdin closed. Granted env and
     // files are offered through Warden's own interfaces, where every use is checked.
+    // `wasi:filesystem` and `wasi:sockets` are linked for language runtimes that import
+    // them; with no preopens and every socket use refused they reach nothing.
     let wasi = WasiCtx::builder()
         .stdout(stdout.clone())
         .stderr(stderr.clone())
         .max_random_size(1 << 20)
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false)
+        .socket_addr_check(|_, _| Box::pin(async { false }))
         .build();
     let mut table = ResourceTable::new();
     table.set_max_capacity(10_000);

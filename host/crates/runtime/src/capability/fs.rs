@@ -467,6 +467,43 @@ fn write_file(job: Job, contents: Vec<u8>) -> Result<(), FsError> {
         .map_err(|e| io_err(&r.lexical, e, "cannot write"))
 }
 
+fn append_file(job: Job, contents: Vec<u8>) -> Result<(), FsError> {
+    let r = job.resolve(true)?;
+    if r.rel_real.as_os_str().is_empty() {
+        return Err(err(
+            ErrorCode::IsADirectory,
+            format!("{}: is a directory", r.lexical.display()),
+        ));
+    }
+    if let Ok(m) = r.dir.metadata(r.rel()) {
+        if m.is_dir() {
+            return Err(err(
+                ErrorCode::IsADirectory,
+                format!("{}: is a directory", r.lexical.display()),
+            ));
+        }
+        if !m.is_file() {
+            return Err(err(
+                ErrorCode::Denied,
+                format!("{}: not a regular file", r.lexical.display()),
+            ));
+        }
+    }
+    let mut file = open_exact(
+        &r,
+        libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_NONBLOCK,
+    )?;
+    same_file_as_denied(&job, &r, &file)?;
+    // One write: with O_APPEND the kernel places it at the end atomically for regular files.
+    let n = std::io::Write::write(&mut file, &contents)
+        .map_err(|e| io_err(&r.lexical, e, "cannot append to"))?;
+    if n != contents.len() {
+        std::io::Write::write_all(&mut file, &contents[n..])
+            .map_err(|e| io_err(&r.lexical, e, "cannot append to"))?;
+    }
+    Ok(())
+}
+
 /// Opens the checked path below the granted directory one component at a time, refusing a
 /// symlink anywhere: the path was resolved and checked with every link followed, so a link
 /// there now was put there after the check.
@@ -692,6 +729,14 @@ impl Host for SandboxState {
         contents: Vec<u8>,
     ) -> wasmtime::Result<Result<(), FsError>> {
         Ok(self.fs_run(&path, move |j| write_file(j, contents)).await)
+    }
+
+    async fn append(
+        &mut self,
+        path: String,
+        contents: Vec<u8>,
+    ) -> wasmtime::Result<Result<(), FsError>> {
+        Ok(self.fs_run(&path, move |j| append_file(j, contents)).await)
     }
 
     async fn stat(&mut self, path: String) -> wasmtime::Result<Result<Metadata, FsError>> {

@@ -1,0 +1,103 @@
+//! `warden build [DIR]`: builds a plugin's components from source (see [`warden::build`]).
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::Parser;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use warden::build::{BuildEvent, build_plugin, toolchain_status};
+
+#[derive(Parser)]
+#[command(after_help = "Examples:
+  warden build                      build every component of the plugin in this directory
+  warden build plugins/url-guard    build another plugin
+  warden build --component guard    build one component
+  warden build --check-tools        show which language toolchains are installed")]
+pub struct Args {
+    /// The plugin directory (holding `warden.toml`).
+    #[arg(default_value = ".")]
+    dir: PathBuf,
+    /// Build only this component.
+    #[arg(long)]
+    component: Option<String>,
+    /// Print one JSON object per component built.
+    #[arg(long)]
+    json: bool,
+    /// List the tools each language needs, and whether each is installed; build nothing.
+    #[arg(long)]
+    check_tools: bool,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    if args.check_tools {
+        let mut missing = false;
+        for t in toolchain_status(&args.dir) {
+            match &t.found {
+                Some(p) => println!("{:<7} {:<45} {}", t.lang, t.tool, p.display()),
+                None => {
+                    missing = true;
+                    println!("{:<7} {:<45} missing: {}", t.lang, t.tool, t.install)
+                }
+            }
+        }
+        return Ok(if missing {
+            ExitCode::from(1)
+        } else {
+            ExitCode::SUCCESS
+        });
+    }
+    // A bar on a terminal only: piped output stays plain lines.
+    let bar = if std::io::stderr().is_terminal() && !args.json {
+        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} {elapsed}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.enable_steady_tick(Duration::from_millis(120));
+        bar
+    } else {
+        ProgressBar::hidden()
+    };
+    let json = args.json;
+    let result = build_plugin(&args.dir, args.component.as_deref(), &mut |event| match event {
+        BuildEvent::Started {
+            target,
+            index,
+            total,
+        } => {
+            bar.set_length(total as u64);
+            bar.set_position(index as u64);
+            bar.set_message(format!("building {} ({})", target.name, target.spec.lang));
+        }
+        BuildEvent::Finished(b) => {
+            bar.inc(1);
+            let line = if json {
+                serde_json::to_string(b).unwrap_or_default()
+            } else {
+                format!(
+                    "built {} ({}) -> {} ({}, {:.1} s)",
+                    b.name,
+                    b.lang,
+                    b.path.display(),
+                    human_bytes(b.bytes),
+                    b.elapsed.as_secs_f64()
+                )
+            };
+            bar.suspend(|| println!("{line}"));
+        }
+    });
+    bar.finish_and_clear();
+    result?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn human_bytes(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 => format!("{:.1} MiB", n as f64 / (1 << 20) as f64),
+        n if n >= 1 << 10 => format!("{:.1} KiB", n as f64 / (1 << 10) as f64),
+        n => format!("{n} B"),
+    }
+}
