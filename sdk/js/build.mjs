@@ -2,12 +2,13 @@
 // Builds a Warden JavaScript hook or tool into a WebAssembly component with componentize-qjs.
 //
 //   node build.mjs --wit DIR --world hook|tool --source FILE --out FILE
-//                  [--componentize-qjs DIR] [--opt-size] [--stub-wasi] [--keep-temp]
+//                  [--componentize-qjs DIR] [--capabilities LIST] [--opt-size] [--stub-wasi] [--keep-temp]
 //
 // It works from a scratch directory, so it needs nothing beside itself but `warden.js` (the
 // SDK module, imported by user code as "warden"):
 //   1. copies the WIT package and adds a world that imports only `warden:plugin/log` and the
-//      capability interfaces the sources name (`warden:plugin/fs`, `exec`, `http`, `env`),
+//      capability interfaces the sources name (`warden:plugin/fs`, `exec`, `http`, `env`), or
+//      those of `--capabilities` (warden.toml's names: fs, net, env, exec; "" for none),
 //      since a component importing an ungranted capability is refused by the host;
 //   2. copies the .js/.mjs/.json files of the source's directory (recursively; dot-directories,
 //      `wasm/` and `target/` left out) and installs the SDK as the package "warden" beside them;
@@ -32,14 +33,21 @@ function usage(message) {
   if (message) process.stderr.write(`warden-js-build: ${message}\n`);
   process.stderr.write(
     "usage: node build.mjs --wit DIR --world hook|tool --source FILE --out FILE " +
-      "[--componentize-qjs DIR] [--opt-size] [--stub-wasi] [--keep-temp]\n",
+      "[--componentize-qjs DIR] [--capabilities LIST] [--opt-size] [--stub-wasi] [--keep-temp]\n",
   );
   process.exit(2);
 }
 
 function parseArgs(argv) {
   const opts = { optSize: false, stubWasi: false, keepTemp: false };
-  const valued = { "--wit": "wit", "--world": "world", "--source": "source", "--out": "out", "--componentize-qjs": "cqjs" };
+  const valued = {
+    "--wit": "wit",
+    "--world": "world",
+    "--source": "source",
+    "--out": "out",
+    "--componentize-qjs": "cqjs",
+    "--capabilities": "capabilities",
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const [flag, inline] = a.startsWith("--") && a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
@@ -132,6 +140,38 @@ function findWorld(witDir, world) {
   fail(2, `no world named ${world} in ${witDir}`);
 }
 
+/** The JavaScript names of the functions the world exports (`handle`; `describe`, `invoke`). */
+function worldExports(witDir, world) {
+  const { body } = findWorld(witDir, world);
+  return [...body.matchAll(/^\s*export\s+(%?[a-z][a-z0-9-]*)\s*:\s*func\b/gm)].map((m) =>
+    m[1].replace(/^%/, "").replace(/-([a-z0-9])/g, (_, c) => c.toUpperCase()),
+  );
+}
+
+const EXAMPLES = {
+  hook: "export const handle = hook((event) => ...)",
+  tool: "export const { describe, invoke } = tool({ name, description, inputSchema, invoke(input) { ... } })",
+};
+
+/**
+ * The module componentize-qjs runs: it re-exports the user's functions and fails the build,
+ * with a message naming them, when one is missing (componentize-qjs itself would build a
+ * component that traps on every call).
+ */
+function entryModule(userFile, world, exports) {
+  const names = exports.map((n) => `\`${n}\``).join(", ");
+  return [
+    `import * as plugin from ${JSON.stringify(`./${userFile}`)};`,
+    `const missing = ${JSON.stringify(exports)}.filter((n) => typeof plugin[n] !== "function");`,
+    `if (missing.length > 0) {`,
+    `  throw new Error(${JSON.stringify(`${userFile} must export `)} + missing.map((n) => "\`" + n + "\`").join(" and ") +`,
+    `    ${JSON.stringify(` (a ${world} exports ${names})${EXAMPLES[world] ? `, e.g. \`${EXAMPLES[world]}\`` : ""}`)});`,
+    `}`,
+    ...exports.map((n) => `export const ${n} = plugin.${n};`),
+    ``,
+  ].join("\n");
+}
+
 /** A world like WORLD that imports only `log` and the capability interfaces in `caps`. */
 function trimmedWorld(witDir, world, caps, name) {
   const { pkg, body } = findWorld(witDir, world);
@@ -161,6 +201,19 @@ function copySources(from, to, found = []) {
     }
   }
   return found;
+}
+
+/** Capability names as warden.toml spells them, and the WIT interface each grants. */
+const CAPABILITY_INTERFACE = { fs: "fs", net: "http", env: "env", exec: "exec" };
+
+/** The interfaces of `--capabilities fs,net,...` (warden.toml's names). */
+function declaredCapabilities(list) {
+  const names = list.split(",").map((s) => s.trim()).filter(Boolean);
+  for (const n of names) {
+    if (!(n in CAPABILITY_INTERFACE)) fail(2, `--capabilities: unknown capability ${n}; expected some of fs, net, env, exec`);
+  }
+  const ifaces = new Set(names.map((n) => CAPABILITY_INTERFACE[n]));
+  return CAPABILITIES.filter((c) => ifaces.has(c));
 }
 
 function usedCapabilities(files) {
@@ -197,14 +250,16 @@ async function main() {
     // The user's sources and the SDK, under one module root.
     const appDir = join(tmp, "app");
     const sources = copySources(dirname(source), appDir);
-    const entry = join(appDir, basename(source));
+    const exports = worldExports(witDir, opts.world);
+    const entry = join(appDir, "__warden_entry__.mjs");
+    writeFileSync(entry, entryModule(basename(source), opts.world, exports));
     const sdkDir = join(tmp, "node_modules", "warden");
     mkdirSync(sdkDir, { recursive: true });
     cpSync(sdk, join(sdkDir, "index.js"));
     writeFileSync(join(sdkDir, "package.json"), JSON.stringify({ name: "warden", type: "module", main: "index.js" }) + "\n");
 
     // The WIT, with a world that imports only what the sources use.
-    const caps = usedCapabilities(sources);
+    const caps = opts.capabilities !== undefined ? declaredCapabilities(opts.capabilities) : usedCapabilities(sources);
     const wit = join(tmp, "wit");
     cpSync(witDir, wit, { recursive: true });
     const worldName = `warden-js-${opts.world}`;
@@ -224,7 +279,19 @@ async function main() {
         stubWasi: opts.stubWasi,
       }));
     } catch (e) {
-      fail(1, `componentize-qjs failed on ${relative(process.cwd(), source) || source}: ${e?.message ?? e}`);
+      // Paths in its messages are under the scratch module root: show the user's own.
+      let message = String(e?.message ?? e)
+        .replace(/^[:\s]+/, "")
+        .replaceAll(`${appDir}/`, `${dirname(source)}/`)
+        .replace(/(^|[\s'"(])\/app\//g, `$1${dirname(source)}/`)
+        .split("\n")
+        .filter((l) => !l.includes("__warden_entry__"))
+        .join("\n");
+      const missing = /resolving module '(warden:plugin\/[a-z]+)/.exec(message);
+      if (missing && opts.capabilities !== undefined) {
+        message += `\n(${missing[1]} is imported only with its capability: add it to --capabilities, that is to the component's capabilities in warden.toml)`;
+      }
+      fail(1, `componentize-qjs failed on ${relative(process.cwd(), source) || source}: ${message.trimEnd()}`);
     }
     const out = resolve(opts.out);
     mkdirSync(dirname(out), { recursive: true });
