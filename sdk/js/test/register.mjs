@@ -1,0 +1,3 @@
+// `node --import ./register.mjs`, or import it first: installs hooks.mjs.
+import { register } from "node:module";
+register("./hooks.mjs", import.meta.url);
