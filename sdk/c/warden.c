@@ -646,3 +646,31 @@ void warden_stop(warden_result *r, const char *reason) {
     r->continue_ = false;
     set(&r->stop_reason, reason);
 }
+
+/* ---- Tool result setters ------------------------------------------------------------------ */
+
+void warden__tool_result_init(warden_tool_result *r) {
+    memset(r, 0, sizeof *r);
+    r->status = WARDEN_TOOL_OK;
+}
+
+void warden__tool_result_free(warden_tool_result *r) {
+    free(r->text);
+    free(r->structured);
+    warden__tool_result_init(r);
+}
+
+static void tool_set(warden_tool_result *r, warden_tool_status status, const char *text) {
+    r->status = status;
+    set(&r->text, text);
+    if (status != WARDEN_TOOL_OK)
+        set(&r->structured, NULL);
+}
+
+void warden_tool_ok(warden_tool_result *r, const char *content) { tool_set(r, WARDEN_TOOL_OK, content); }
+void warden_tool_structured(warden_tool_result *r, const char *json) { set(&r->structured, json); }
+void warden_tool_invalid_input(warden_tool_result *r, const char *message) {
+    tool_set(r, WARDEN_TOOL_INVALID_INPUT, message);
+}
+void warden_tool_denied(warden_tool_result *r, const char *message) { tool_set(r, WARDEN_TOOL_DENIED, message); }
+void warden_tool_failed(warden_tool_result *r, const char *message) { tool_set(r, WARDEN_TOOL_FAILED, message); }

@@ -111,6 +111,42 @@ void warden_suppress_output(warden_result *r);
 /* Defined by the hook: decides on one event. */
 void warden_hook(const warden_event *event, warden_result *result);
 
+/* ---- Tools (world `tool`: link warden_tool.c instead of warden_hook.c) --------------------- */
+
+/* What a tool says about itself; static strings are fine (they are copied). */
+typedef struct warden_tool_info {
+    const char *name;         /* e.g. "WordCount" */
+    const char *description;  /* one paragraph for the model */
+    const char *input_schema; /* JSON Schema of the input object, as JSON text */
+} warden_tool_info;
+
+/* Why a tool failed (the WIT `tool-error` cases). */
+typedef enum warden_tool_status {
+    WARDEN_TOOL_OK = 0,
+    WARDEN_TOOL_INVALID_INPUT,
+    WARDEN_TOOL_DENIED,
+    WARDEN_TOOL_FAILED,
+} warden_tool_status;
+
+/* A tool's answer; change it only through the setters below. */
+typedef struct warden_tool_result {
+    warden_tool_status status;
+    char *text;       /* the content on success, the message on failure */
+    char *structured; /* optional structured result, JSON text (success only) */
+} warden_tool_result;
+
+/* Defined by a tool. */
+void warden_tool_describe(warden_tool_info *info);
+/* Defined by a tool: runs on the input object (JSON text, NUL-terminated). The result starts
+ * as success with empty content. */
+void warden_tool_invoke(const char *input, size_t input_len, warden_tool_result *result);
+
+void warden_tool_ok(warden_tool_result *r, const char *content);
+void warden_tool_structured(warden_tool_result *r, const char *json);
+void warden_tool_invalid_input(warden_tool_result *r, const char *message);
+void warden_tool_denied(warden_tool_result *r, const char *message);
+void warden_tool_failed(warden_tool_result *r, const char *message);
+
 /* ---- JSON helpers (any text, e.g. a tool's input) ----------------------------------------- */
 
 /* Like warden_str()/warden_raw() on any JSON text whose top level is an object. */
@@ -130,6 +166,8 @@ void warden__result_init(warden_result *r);
 void warden__result_free(warden_result *r);
 /* Frees every string the helpers handed out during this call. */
 void warden__call_end(void);
+void warden__tool_result_init(warden_tool_result *r);
+void warden__tool_result_free(warden_tool_result *r);
 /* A malloc'd NUL-terminated copy of `len` bytes, invalid UTF-8 replaced by U+FFFD. */
 char *warden__utf8_dup(const char *s, size_t len);
 
