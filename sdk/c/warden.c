@@ -544,6 +544,34 @@ const char *warden_json_quote(const char *s) {
     return out;
 }
 
+const char *warden_cat(const char *first, ...) {
+    size_t total = 0;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *s = first; s; s = va_arg(ap, const char *)) {
+        size_t n = strlen(s);
+        if (n > SIZE_MAX - 1 - total) {
+            va_end(ap);
+            return NULL;
+        }
+        total += n;
+    }
+    va_end(ap);
+    char *out = call_alloc(total + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    va_start(ap, first);
+    for (const char *s = first; s; s = va_arg(ap, const char *)) {
+        size_t n = strlen(s);
+        memcpy(out + o, s, n);
+        o += n;
+    }
+    va_end(ap);
+    out[o] = '\0';
+    return out;
+}
+
 static const char *vfmt(const char *fmt, va_list ap) {
     va_list ap2;
     va_copy(ap2, ap);

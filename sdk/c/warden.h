@@ -91,7 +91,7 @@ void warden_deny(warden_result *r, const char *reason);
 void warden_ask(warden_result *r, const char *reason);
 void warden_defer(warden_result *r);
 void warden_block(warden_result *r, const char *reason);
-/* Any decision with a printf-style reason. */
+/* Any decision with a printf-style reason (see warden_fmt() on its cost). */
 void warden_decidef(warden_result *r, warden_decision d, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -155,7 +155,13 @@ const char *warden_json_raw(const char *json, size_t len, const char *path, size
 /* `s` as a quoted JSON string literal, for building updated input by hand. */
 const char *warden_json_quote(const char *s);
 
-/* printf into a string owned by the current call (NULL if out of memory). */
+/* The strings up to a NULL, joined, owned by the current call (NULL if out of memory):
+ * warden_cat("WebFetch to ", host, " is not allowed", NULL). */
+const char *warden_cat(const char *first, ...) __attribute__((sentinel));
+
+/* printf into a string owned by the current call (NULL if out of memory). printf brings in
+ * libc's stdio, and with it WASI imports (stdio streams, filesystem, clocks through the
+ * preview1 adapter) that every call then pays for; warden_cat() does not. */
 const char *warden_fmt(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- Internal: used by the generated-bindings glue --------------------------------------- */

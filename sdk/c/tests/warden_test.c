@@ -119,6 +119,8 @@ static void quoting_and_utf8(void) {
     CHECK(eq(d, "\xF0\x9F\x98\x80"));
     free(d);
     CHECK(eq(warden_fmt("%s=%d", "n", 42), "n=42"));
+    CHECK(eq(warden_cat("a", "", "b\xC3\xA9", "c", (char *)NULL), "ab\xC3\xA9" "c"));
+    CHECK(eq(warden_cat("", (char *)NULL), ""));
 }
 
 static void results(void) {
