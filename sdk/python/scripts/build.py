@@ -88,9 +88,9 @@ def build(exe: str, plugin: pathlib.Path, name: str, component: dict, print_argv
             "-p", str(t / "sdk"),
             "-o", str(out),
         ]
-        env = dict(os.environ, VIRTUAL_ENV=str(t / "site"))
+        env = dict(os.environ, VIRTUAL_ENV=str(t / "site"), RUST_BACKTRACE="0", RUST_LIB_BACKTRACE="0")
         if print_argv:
-            print("VIRTUAL_ENV=" + env["VIRTUAL_ENV"], " ".join(argv), file=sys.stderr)
+            print(f"VIRTUAL_ENV={env['VIRTUAL_ENV']} RUST_BACKTRACE=0 RUST_LIB_BACKTRACE=0", " ".join(argv), file=sys.stderr)
         start = time.monotonic()
         done = subprocess.run(argv, cwd=t, env=env, capture_output=True, text=True)
         took = time.monotonic() - start
