@@ -95,7 +95,7 @@ fn tools(lang: GuestLang, root: &Path) -> Vec<Tool> {
             (
                 "wasm-component-ld".into(),
                 wasm_component_ld(),
-                "it ships with Rust's rustup toolchain (https://rustup.rs); or set WARDEN_WASM_COMPONENT_LD".into(),
+                "it ships with Rust's rustup toolchain (https://rustup.rs), or `cargo install wasm-component-ld@0.5.21 --locked`; or set WARDEN_WASM_COMPONENT_LD".into(),
             ),
         ],
     }
@@ -129,34 +129,7 @@ pub(super) fn build(
     let out = work.join(format!("{}.wasm", target.name));
     match target.spec.lang {
         GuestLang::Rust => rust(target, &found[0], work),
-        GuestLang::Python => {
-            let source = &target.source_paths[0];
-            let src_dir = source.parent().unwrap_or(root);
-            let module = source
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let sdk_py = sdk.dir.join("python");
-            // The SDK's entry module imports the plugin's module by the name in this variable
-            // and exports its world; componentize-py runs it at build time to snapshot it.
-            let mut cmd = Command::new(&found[0]);
-            cmd.arg("-d")
-                .arg(&sdk.wit)
-                .arg("-w")
-                .arg(world)
-                .arg("componentize")
-                .arg(format!("warden_entry_{world}"))
-                .arg("-p")
-                .arg(src_dir)
-                .arg("-p")
-                .arg(&sdk_py)
-                .arg("-o")
-                .arg(&out)
-                .env("WARDEN_PY_MODULE", &module)
-                .current_dir(work);
-            run(target, "componentize-py", &mut cmd)?;
-            Ok(out)
-        }
+        GuestLang::Python => python(target, &found[0], sdk, work, world, &out).map(|()| out),
         GuestLang::Js => {
             let mut cmd = Command::new(&found[0]);
             cmd.arg(sdk.dir.join("js").join("build.mjs"))
@@ -176,7 +149,7 @@ pub(super) fn build(
         }
         GuestLang::C => {
             let sdk_c = sdk.dir.join("c");
-            let gen_dir = sdk_c.join(world);
+            let gen_dir = sdk_c.join("gen").join(world);
             let mut cmd = Command::new(&found[0]);
             cmd.arg("--target=wasm32-wasi")
                 .arg(format!("--sysroot={}", found[1].display()))
@@ -184,6 +157,8 @@ pub(super) fn build(
                 .arg("-mexec-model=reactor")
                 .arg(format!("-fuse-ld={}", found[2].display()))
                 .arg("-Wl,--wasi-adapter=reactor")
+                // Debian's libc.a carries debug info: stripping it takes a hook from ~144 KB to ~30 KB.
+                .arg("-Wl,--strip-debug")
                 .arg(format!("-I{}", sdk_c.display()))
                 .arg(format!("-I{}", gen_dir.display()))
                 .arg("-o")
@@ -191,39 +166,114 @@ pub(super) fn build(
             for s in &target.source_paths {
                 cmd.arg(s);
             }
-            for f in c_sdk_sources(&sdk_c, world) {
-                cmd.arg(f);
-            }
-            cmd.current_dir(work);
+            // The SDK, the glue of this world, and the bindings generated for it (the `.o`
+            // carries the component type of the world).
+            cmd.arg(sdk_c.join("warden.c"))
+                .arg(sdk_c.join(format!("warden_{world}.c")))
+                .arg(gen_dir.join(format!("{world}.c")))
+                .arg(gen_dir.join(format!("{world}_component_type.o")))
+                .current_dir(work);
             run(target, "clang", &mut cmd)?;
             Ok(out)
         }
     }
 }
 
-/// The SDK's C files to compile and link with a guest of `world`.
-fn c_sdk_sources(sdk_c: &Path, world: &str) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let gen_dir = sdk_c.join(world);
-    for dir in [sdk_c, gen_dir.as_path()] {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            continue;
-        };
-        let mut here: Vec<PathBuf> = entries
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| {
-                p.is_file()
-                    && matches!(
-                        p.extension().and_then(|e| e.to_str()),
-                        Some("c") | Some("o")
-                    )
-            })
-            .collect();
-        here.sort();
-        files.extend(here);
+/// Python names componentize-py or the guest's runtime claim, so a module of that name would
+/// be shadowed or would shadow them.
+const PY_RESERVED: &[&str] = &[
+    "warden_sdk",
+    "wit_world",
+    "componentize_py_types",
+    "componentize_py_runtime",
+    "componentize_py_async_support",
+    "poll_loop",
+];
+
+/// componentize-py imports every interface of its world, and the host refuses ungranted
+/// imports, so the component is built against the SDK's world that imports only `log` and
+/// the capabilities the component asks for (`hook`, `hook-fs`, `tool-fs-exec`, ...). The
+/// sources and the SDK are copied into `work`, which Python litters with `__pycache__`,
+/// and `VIRTUAL_ENV` points at an empty site-packages so the build sees no other packages.
+fn python(
+    target: &BuildTarget,
+    exe: &Path,
+    sdk: &Sdk,
+    work: &Path,
+    world: &str,
+    out: &Path,
+) -> Result<(), BuildError> {
+    let source = &target.source_paths[0];
+    let module = source
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let valid = module
+        .chars()
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && module.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+    if !valid || PY_RESERVED.contains(&module.as_str()) {
+        return Err(BuildError::BadOutput {
+            component: target.name.clone(),
+            path: source.clone(),
+            message: format!(
+                "`{module}` cannot be the module name: name the file like a Python module that is not {} (e.g. hook.py)",
+                PY_RESERVED.join(", ")
+            ),
+        });
     }
-    files
+    let copy = |from: &Path, to: &Path| -> Result<(), BuildError> {
+        std::fs::copy(from, to).map(|_| ()).map_err(super::io(from))
+    };
+    let app = work.join("app");
+    std::fs::create_dir_all(&app).map_err(super::io(&app))?;
+    // The module and its sibling modules (a hook may split its code across files).
+    let src_dir = source.parent().unwrap_or(source);
+    for entry in std::fs::read_dir(src_dir).map_err(super::io(src_dir))?.flatten() {
+        let p = entry.path();
+        let is_py = p.extension().is_some_and(|e| e == "py");
+        // Regular files only: a symlink in the plugin must not pull files from elsewhere.
+        if is_py && entry.file_type().is_ok_and(|t| t.is_file()) {
+            copy(&p, &app.join(entry.file_name()))?;
+        }
+    }
+    let pysdk = work.join("sdk").join("warden_sdk");
+    std::fs::create_dir_all(&pysdk).map_err(super::io(&pysdk))?;
+    let from = sdk.dir.join("python").join("warden_sdk");
+    for entry in std::fs::read_dir(&from).map_err(super::io(&from))?.flatten() {
+        if entry.path().extension().is_some_and(|e| e == "py") {
+            copy(&entry.path(), &pysdk.join(entry.file_name()))?;
+        }
+    }
+    let site = work.join("site");
+    let packages = site.join("lib").join("site-packages");
+    std::fs::create_dir_all(&packages).map_err(super::io(&packages))?;
+    let mut world_name = world.to_string();
+    for kind in &target.capability_kinds {
+        world_name.push('-');
+        world_name.push_str(kind);
+    }
+    let mut cmd = Command::new(exe);
+    cmd.arg("-d")
+        .arg(&sdk.wit)
+        .arg("-d")
+        .arg(sdk.dir.join("python").join("wit"))
+        .arg("-w")
+        .arg(format!("warden:python/{world_name}@0.1.0"))
+        .arg("componentize")
+        .arg(&module)
+        .arg("-p")
+        .arg(&app)
+        .arg("-p")
+        .arg(work.join("sdk"))
+        .arg("-o")
+        .arg(out)
+        .env("VIRTUAL_ENV", &site)
+        .env("RUST_BACKTRACE", "0")
+        .env("RUST_LIB_BACKTRACE", "0")
+        .current_dir(work);
+    run(target, "componentize-py", &mut cmd).map(|_| ())
 }
 
 fn rust(target: &BuildTarget, cargo: &Path, work: &Path) -> Result<PathBuf, BuildError> {
@@ -234,7 +284,12 @@ fn rust(target: &BuildTarget, cargo: &Path, work: &Path) -> Result<PathBuf, Buil
         path: manifest.clone(),
         message: "has no `[package] name` (or `[lib] name`) to find the built component by".into(),
     })?;
-    let target_dir = dir.join("target");
+    // A shared target directory (CARGO_TARGET_DIR) lets several guests build their common
+    // dependencies once.
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.join("target"));
     let mut cmd = Command::new(cargo);
     cmd.args(["build", "--release", "--target", "wasm32-wasip2", "--manifest-path"])
         .arg(&manifest)

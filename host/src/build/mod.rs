@@ -268,7 +268,7 @@ fn check_component(target: &BuildTarget, path: &Path) -> Result<(), BuildError> 
                 for export in section {
                     let export =
                         export.map_err(|e| bad(format!("is not valid WebAssembly: {e}")))?;
-                    exports.push(export.name.0.to_string());
+                    exports.push(export.name.name.to_string());
                 }
             }
             _ => {}

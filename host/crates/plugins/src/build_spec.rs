@@ -97,6 +97,10 @@ pub struct BuildTarget {
     pub spec: BuildSpec,
     /// The sources, canonical and inside the plugin root.
     pub source_paths: Vec<PathBuf>,
+    /// The capabilities it asks for with a non-empty list, of `fs`, `net`, `exec`, `env`
+    /// in that order: toolchains that import every interface of their world build against
+    /// a world importing only these.
+    pub capability_kinds: Vec<&'static str>,
 }
 
 /// Parses and checks a component's `build` value against the plugin `root` (canonical).
@@ -317,6 +321,15 @@ pub fn build_targets(root: &Path) -> Result<Vec<BuildTarget>, Vec<Diagnostic>> {
         };
         if let Some((spec, source_paths)) = parse_build(name, b, &root, &file, src, "", &mut diags)
         {
+            let caps = c.get("capabilities");
+            let capability_kinds = ["fs", "net", "exec", "env"]
+                .into_iter()
+                .filter(|k| {
+                    caps.and_then(|c| c.get(*k))
+                        .and_then(Value::as_array)
+                        .is_some_and(|a| !a.is_empty())
+                })
+                .collect();
             targets.push(BuildTarget {
                 name: name.clone(),
                 world,
@@ -324,6 +337,7 @@ pub fn build_targets(root: &Path) -> Result<Vec<BuildTarget>, Vec<Diagnostic>> {
                 out,
                 spec,
                 source_paths,
+                capability_kinds,
             });
         }
     }
