@@ -77,133 +77,87 @@ fn call(
     .map(|c| c.result)
 }
 
-/// (event, input, decision, reason, additional context, updated input, system message,
-/// continue, stop reason): the rules in `tests/guests/decision/README.md`.
-#[allow(clippy::type_complexity)]
-fn table() -> Vec<(
-    &'static str,
-    String,
-    Decision,
-    Option<&'static str>,
-    Option<&'static str>,
-    Option<Value>,
-    Option<&'static str>,
-    bool,
-    Option<&'static str>,
-)> {
-    use Decision::*;
-    let read = json!({
-        "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
-        "hook_event_name": "PreToolUse", "tool_name": "Read",
-        "tool_input": { "file_path": "/etc/passwd" }
-    })
-    .to_string();
-    let no_command = json!({
-        "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
-        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": { "command": 42 }
-    })
-    .to_string();
-    let post = json!({
-        "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
-        "hook_event_name": "PostToolUse", "tool_name": "Bash",
-        "tool_input": { "command": "ls" }, "tool_response": {}
-    })
-    .to_string();
+/// One row of the decision table: what every build must answer.
+#[derive(Clone)]
+struct Row {
+    event: &'static str,
+    input: String,
+    decision: Decision,
+    reason: Option<&'static str>,
+    context: Option<&'static str>,
+    updated: Option<Value>,
+    message: Option<&'static str>,
+    cont: bool,
+    stop: Option<&'static str>,
+}
+
+impl Row {
+    fn new(event: &'static str, input: String) -> Row {
+        Row {
+            event,
+            input,
+            decision: Decision::None,
+            reason: None,
+            context: None,
+            updated: None,
+            message: None,
+            cont: true,
+            stop: None,
+        }
+    }
+
+    fn bash(command: &str) -> Row {
+        Row::new("PreToolUse", bash(command))
+    }
+
+    fn decide(mut self, d: Decision, reason: &'static str) -> Row {
+        self.decision = d;
+        self.reason = Some(reason);
+        self
+    }
+}
+
+/// The rules in `tests/guests/decision/README.md`.
+fn table() -> Vec<Row> {
+    let other = |event: &'static str, tool: &str, input: Value| {
+        Row::new(
+            event,
+            json!({
+                "session_id": "s", "transcript_path": "/tmp/t.jsonl", "cwd": "/tmp",
+                "hook_event_name": event, "tool_name": tool, "tool_input": input,
+                "tool_response": {}
+            })
+            .to_string(),
+        )
+    };
     vec![
-        ("PostToolUse", post, None, None, None, None, None, true, None),
-        ("PreToolUse", read, None, None, None, None, None, true, None),
-        ("PreToolUse", no_command, None, None, None, None, None, true, None),
-        (
-            "PreToolUse",
-            bash("psql -c 'Drop Table users'"),
-            Deny,
-            Some("destructive SQL: DROP TABLE"),
-            None,
-            None,
-            None,
-            true,
-            None,
-        ),
-        (
-            "PreToolUse",
-            bash("sudo rm -rf /var/tmp/x"),
-            Ask,
-            Some("runs as root"),
-            None,
-            None,
-            None,
-            true,
-            None,
-        ),
-        (
-            "PreToolUse",
-            bash("sudo drop table"),
-            Deny,
-            Some("destructive SQL: DROP TABLE"),
-            None,
-            None,
-            None,
-            true,
-            None,
-        ),
-        (
-            "PreToolUse",
-            bash("ls"),
-            Allow,
-            Some("read-only listing"),
-            None,
-            None,
-            None,
-            true,
-            None,
-        ),
-        ("PreToolUse", bash("ls -la"), None, None, None, None, None, true, None),
-        (
-            "PreToolUse",
-            bash("rewrite"),
-            Allow,
-            Some("rewritten"),
-            None,
-            Some(json!({ "command": "ls -la" })),
-            None,
-            true,
-            None,
-        ),
-        (
-            "PreToolUse",
-            bash("stop"),
-            None,
-            None,
-            None,
-            None,
-            None,
-            false,
-            Some("stopped by policy"),
-        ),
-        (
-            "PreToolUse",
-            bash("say héllo ✓ 日本 \"quoted\" \\ back"),
-            None,
-            None,
-            None,
-            None,
-            Some("héllo ✓ 日本 \"quoted\" \\ back"),
-            true,
-            None,
-        ),
-        (
-            "PreToolUse",
-            bash("echo hi"),
-            None,
-            None,
-            Some("echo is harmless"),
-            None,
-            None,
-            true,
-            None,
-        ),
-        ("PreToolUse", bash("sudo"), None, None, None, None, None, true, None),
-        ("PreToolUse", bash(""), None, None, None, None, None, true, None),
+        other("PostToolUse", "Bash", json!({ "command": "ls" })),
+        other("PreToolUse", "Read", json!({ "file_path": "/etc/passwd" })),
+        other("PreToolUse", "Bash", json!({ "command": 42 })),
+        Row::bash("psql -c 'Drop Table users'").decide(Decision::Deny, "destructive SQL: DROP TABLE"),
+        Row::bash("sudo rm -rf /var/tmp/x").decide(Decision::Ask, "runs as root"),
+        Row::bash("sudo drop table").decide(Decision::Deny, "destructive SQL: DROP TABLE"),
+        Row::bash("ls").decide(Decision::Allow, "read-only listing"),
+        Row::bash("ls -la"),
+        Row {
+            updated: Some(json!({ "command": "ls -la" })),
+            ..Row::bash("rewrite").decide(Decision::Allow, "rewritten")
+        },
+        Row {
+            cont: false,
+            stop: Some("stopped by policy"),
+            ..Row::bash("stop")
+        },
+        Row {
+            message: Some("héllo ✓ 日本 \"quoted\" \\ back"),
+            ..Row::bash("say héllo ✓ 日本 \"quoted\" \\ back")
+        },
+        Row {
+            context: Some("echo is harmless"),
+            ..Row::bash("echo hi")
+        },
+        Row::bash("sudo"),
+        Row::bash(""),
     ]
 }
 
@@ -215,21 +169,21 @@ fn one_decision_table_agrees_across_rust_python_js_and_c() {
     };
     for lang in LANGS {
         let hook = reference(lang);
-        for (event, input, decision, reason, context, updated, message, cont, stop) in table() {
-            let got = call(&hook, event, &input, &limits)
-                .unwrap_or_else(|e| panic!("{lang}: {input}: {e}"));
-            let what = format!("{lang}: {input}: {got:?}");
-            assert_eq!(got.decision, decision, "{what}");
-            assert_eq!(got.reason.as_deref(), reason, "{what}");
-            assert_eq!(got.additional_context.as_deref(), context, "{what}");
+        for row in table() {
+            let got = call(&hook, row.event, &row.input, &limits)
+                .unwrap_or_else(|e| panic!("{lang}: {}: {e}", row.input));
+            let what = format!("{lang}: {}: {got:?}", row.input);
+            assert_eq!(got.decision, row.decision, "{what}");
+            assert_eq!(got.reason.as_deref(), row.reason, "{what}");
+            assert_eq!(got.additional_context.as_deref(), row.context, "{what}");
             let updated_got = got
                 .updated_input
                 .as_deref()
                 .map(|u| serde_json::from_str::<Value>(u).expect("updated input is JSON"));
-            assert_eq!(updated_got, updated, "{what}");
-            assert_eq!(got.system_message.as_deref(), message, "{what}");
-            assert_eq!(got.continue_, cont, "{what}");
-            assert_eq!(got.stop_reason.as_deref(), stop, "{what}");
+            assert_eq!(updated_got, row.updated, "{what}");
+            assert_eq!(got.system_message.as_deref(), row.message, "{what}");
+            assert_eq!(got.continue_, row.cont, "{what}");
+            assert_eq!(got.stop_reason.as_deref(), row.stop, "{what}");
             assert!(!got.suppress_output, "{what}");
         }
     }
@@ -399,7 +353,7 @@ fn warden_new_scaffolds_a_plugin_in_each_language_that_builds_validates_and_runs
 #[test]
 fn warden_new_refuses_names_claude_code_refuses() {
     let scratch = tempfile::tempdir().expect("tempdir");
-    for bad in ["My Hook", "UPPER", "-dash", "a/../../b", "has_underscore"] {
+    for bad in ["My Hook", "UPPER", "-dash", "has_underscore", "trailing-"] {
         let out = warden(&["new", "hook", "--lang", "rust", bad], scratch.path(), false);
         assert!(!out.status.success(), "{bad}: {}", text(&out));
         assert!(
@@ -487,4 +441,156 @@ fn a_failed_build_leaves_the_previous_component_working() {
     assert!(!bad.status.success());
     assert!(text(&bad).contains("componentize-py"), "{}", text(&bad));
     assert_eq!(std::fs::read(&wasm).expect("still there"), before);
+}
+
+fn sha256(path: &Path) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(std::fs::read(path).expect("read component")))
+}
+
+fn post_tool_use(cwd: &Path, command: &str) -> String {
+    json!({
+        "session_id": "s1", "transcript_path": "/tmp/t.jsonl", "cwd": cwd.display().to_string(),
+        "permission_mode": "default", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+        "tool_input": { "command": command }, "tool_response": { "stdout": "ok" },
+        "tool_use_id": format!("t-{command}")
+    })
+    .to_string()
+}
+
+#[test]
+fn audit_log_appends_a_line_per_call_to_its_data_dir_and_can_write_nowhere_else() {
+    let dir = toolchains::repo().join("plugins/audit-log");
+    let wasm = toolchains::build(&dir).remove(0);
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let data = scratch.path().join("data");
+    let project = scratch.path().join("project");
+    std::fs::create_dir_all(&data).expect("mkdir");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let grant = Grant {
+        fs: vec![warden::runtime::FsGrant {
+            path: data.clone(),
+            write: true,
+        }],
+        env: vec!["CLAUDE_PLUGIN_DATA".into()],
+        ..Grant::default()
+    };
+    let hook = runtime()
+        .load_file(&wasm, World::Hook, &grant, DigestPin::Sha256(&sha256(&wasm)))
+        .expect("load audit-log with its grant");
+    let call_with = |data_var: &Path, command: &str| {
+        let mut ctx = CallContext::new(&project, &grant);
+        ctx.env = vec![("CLAUDE_PLUGIN_DATA".into(), data_var.display().to_string())];
+        block_on(runtime().call_hook(
+            &hook,
+            "PostToolUse",
+            &post_tool_use(&project, command),
+            &Limits::default(),
+            ctx,
+        ))
+        .expect("the hook runs")
+        .result
+    };
+
+    // Concurrent calls, as a turn's parallel tool calls make them: every line arrives whole.
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let call_with = &call_with;
+            let data = &data;
+            s.spawn(move || {
+                let r = call_with(data, &format!("echo {i}"));
+                assert_eq!(r.decision, Decision::None, "{r:?}");
+            });
+        }
+    });
+    let log = std::fs::read_to_string(data.join("audit.jsonl")).expect("the log exists");
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert_eq!(lines.len(), 8, "{log}");
+    for line in &lines {
+        assert_eq!(line["tool_name"], "Bash", "{line}");
+        assert_eq!(line["session_id"], "s1", "{line}");
+    }
+
+    // Told to log into the project (a hostile or mistaken variable), it cannot: the grant
+    // covers the data directory only. The hook still answers, and nothing appears there.
+    let r = call_with(&project, "echo elsewhere");
+    assert_eq!(r.decision, Decision::None, "{r:?}");
+    assert_eq!(std::fs::read_dir(&project).expect("read").count(), 0);
+    // Nor through `..` out of the granted directory.
+    let escape = data.join("..").join("project");
+    let r = call_with(&escape, "echo escape");
+    assert_eq!(r.decision, Decision::None, "{r:?}");
+    assert_eq!(std::fs::read_dir(&project).expect("read").count(), 0);
+    assert_eq!(
+        std::fs::read_to_string(data.join("audit.jsonl"))
+            .expect("log")
+            .lines()
+            .count(),
+        8
+    );
+}
+
+#[test]
+fn json_query_answers_its_cases_with_a_read_only_grant() {
+    let dir = toolchains::repo().join("plugins/json-query");
+    let wasm = toolchains::build(&dir).remove(0);
+    let cases: Vec<Value> = serde_json::from_slice(
+        &std::fs::read(dir.join("tests/cases.json")).expect("read cases.json"),
+    )
+    .expect("parse cases.json");
+    assert!(cases.len() >= 10);
+    for case in cases {
+        let name = case["name"].as_str().unwrap_or("?");
+        let scratch = tempfile::tempdir().expect("tempdir");
+        let project = scratch.path().join("project");
+        std::fs::create_dir_all(&project).expect("mkdir");
+        for (rel, content) in case["files"].as_object().into_iter().flatten() {
+            let path = project.join(rel);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&path, serde_json::to_vec_pretty(content).expect("json"))
+                .expect("write");
+        }
+        let grant = Grant {
+            fs: vec![warden::runtime::FsGrant {
+                path: project.clone(),
+                write: false,
+            }],
+            ..Grant::default()
+        };
+        let tool = runtime()
+            .load_file(&wasm, World::Tool, &grant, DigestPin::Sha256(&sha256(&wasm)))
+            .expect("load json-query");
+        let out = block_on(runtime().call_tool(
+            &tool,
+            &case["input"].to_string(),
+            &Limits::default(),
+            CallContext::new(&project, &grant),
+        ))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        use warden::runtime::ToolCallOutcome as O;
+        let expect = &case["expect"];
+        match (&out.outcome, expect["ok"].as_bool()) {
+            (O::Ok { content, .. }, Some(true)) => {
+                let want = expect["content_contains"].as_str().unwrap_or("");
+                assert!(content.contains(want), "{name}: {content:?} lacks {want:?}");
+            }
+            (O::InvalidInput(m), Some(false)) | (O::Denied(m), Some(false)) | (O::Failed(m), Some(false)) => {
+                let kind = match &out.outcome {
+                    O::InvalidInput(_) => "invalid-input",
+                    O::Denied(_) => "denied",
+                    _ => "failed",
+                };
+                assert_eq!(Some(kind), expect["error"].as_str(), "{name}: {m}");
+                if let Some(want) = expect["message_contains"].as_str() {
+                    assert!(m.contains(want), "{name}: {m:?} lacks {want:?}");
+                }
+            }
+            (other, _) => panic!("{name}: unexpected {other:?} for {expect}"),
+        }
+        // Read-only: nothing in the project changed.
+        assert!(!project.join("out.json").exists());
+    }
 }

@@ -118,9 +118,17 @@ impl WasmHookRunner for WasmRunner {
                 Err(e) => return failed(e),
             };
             let limits = Limits::with_deadline(call.timeout.max(Duration::from_millis(1)));
+            let policy = match self.session.own_data_dir(call.plugin_id, grant) {
+                Some(dir) => Arc::new(OwnDataDir {
+                    dir,
+                    inside: self.session.guest_policy(true),
+                    outside: self.policy.clone(),
+                }) as Arc<dyn Policy>,
+                None => self.policy.clone(),
+            };
             let mut ctx = self
                 .session
-                .call_context(call.project_dir, grant, self.policy.clone());
+                .call_context(call.project_dir, grant, policy);
             self.session
                 .add_plugin_env(&mut ctx, call.plugin_id, grant, call.project_dir);
             let event = call.event.as_str();
@@ -198,5 +206,39 @@ impl warden_hooks::McpToolRunner for McpHookRunner {
                 Err(e) => McpToolReply::Failed(e.0),
             }
         })
+    }
+}
+
+/// A plugin's data directory is its own: Claude Code's command hooks write there freely, so a
+/// component granted its `${CLAUDE_PLUGIN_DATA}` is not asked about paths inside it (deny
+/// rules still apply there, and everything outside is checked as usual).
+struct OwnDataDir {
+    dir: std::path::PathBuf,
+    inside: Arc<dyn Policy>,
+    outside: Arc<dyn Policy>,
+}
+
+impl Policy for OwnDataDir {
+    fn check_path(&self, path: &std::path::Path, write: bool) -> Result<(), String> {
+        if path.starts_with(&self.dir) {
+            self.inside.check_path(path, write)
+        } else {
+            self.outside.check_path(path, write)
+        }
+    }
+
+    fn check_exec(&self, argv: &[String], cwd: &std::path::Path) -> Result<(), String> {
+        self.outside.check_exec(argv, cwd)
+    }
+
+    fn check_url(&self, url: &str) -> Result<(), String> {
+        self.outside.check_url(url)
+    }
+
+    fn denied_paths(
+        &self,
+        roots: &[std::path::PathBuf],
+    ) -> Result<crate::runtime::DeniedPaths, String> {
+        self.outside.denied_paths(roots)
     }
 }

@@ -457,6 +457,17 @@ impl Session {
         to_runtime_grant(caps, &p.plugin.root, &p.data_dir, &self.cwd)
     }
 
+    /// The data directory of `plugin_id`, canonical, when `grant` gives the component a path
+    /// inside it.
+    pub fn own_data_dir(&self, plugin_id: &str, grant: &Grant) -> Option<PathBuf> {
+        let p = self.plugins.iter().find(|p| p.id == plugin_id)?;
+        if !grant.fs.iter().any(|g| g.path.starts_with(&p.data_dir)) {
+            return None;
+        }
+        create_private_dir(&p.data_dir).ok()?;
+        p.data_dir.canonicalize().ok()
+    }
+
     /// `CLAUDE_PLUGIN_ROOT`, `CLAUDE_PLUGIN_DATA` and `CLAUDE_PROJECT_DIR` for a component of
     /// `plugin_id`, as Claude Code sets them for a plugin's command hooks; the guest sees
     /// each only if its grant names it, like any other variable.
