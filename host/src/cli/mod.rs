@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod check;
 mod context;
@@ -14,6 +14,7 @@ mod plugin;
 mod run;
 mod serve;
 mod skill;
+mod style;
 mod tool;
 
 /// Warden hosts agent plugins as sandboxed WebAssembly components.
@@ -56,6 +57,32 @@ enum Command {
     /// Render a skill as invoked (`show`, running its `!` commands through the permission
     /// rules) or list them (`list`).
     Skill(skill::Args),
+    /// Print a shell completion script: `warden completions bash > ~/.local/share/bash-completion/completions/warden`.
+    Completions(CompletionsArgs),
+}
+
+/// Arguments of `warden completions`.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  warden completions bash > ~/.local/share/bash-completion/completions/warden
+  warden completions zsh > ~/.zfunc/_warden        (with `fpath+=~/.zfunc` before compinit)
+  warden completions fish > ~/.config/fish/completions/warden.fish")]
+struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+fn completions(a: CompletionsArgs) -> anyhow::Result<ExitCode> {
+    let mut out = Vec::new();
+    clap_complete::generate(a.shell, &mut Cli::command(), "warden", &mut out);
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(&out) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        // A closed pipe (`| head`) is the reader's choice, not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.into()),
+    }
 }
 
 pub fn main() -> ExitCode {
@@ -72,11 +99,12 @@ pub fn main() -> ExitCode {
         Command::Context(a) => context::run(a),
         Command::Skill(a) => skill::run(a),
         Command::Mcp(a) => mcp::run(a),
+        Command::Completions(a) => completions(a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("warden: {e:#}");
+            style::eprintln!("{}: {e:#}", style::error("warden"));
             ExitCode::from(1)
         }
     }
