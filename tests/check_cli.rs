@@ -349,3 +349,447 @@ fn bridge_hooks_of_claude_codes_settings_are_not_run() {
     assert!(!bridge_mark.exists(), "the bridge hook ran");
     assert!(other_mark.exists(), "the user's other hook did not run");
 }
+
+/// `warden ARGS…` with the test environment, stdin empty; `env` added (and `NO_COLOR` removed
+/// when `CLICOLOR_FORCE` is given).
+fn warden(args: &[&str], home: &Path, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_warden"));
+    cmd.args(args)
+        .env("WARDEN_HOME", home)
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("CLICOLOR");
+    for (k, v) in env {
+        if *k == "CLICOLOR_FORCE" {
+            cmd.env_remove("NO_COLOR");
+        }
+        cmd.env(k, v);
+    }
+    cmd.output().expect("run warden")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A `--plugin-dir` plugin whose PreToolUse command hook answers `answer` for every tool.
+fn hook_plugin(dir: &Path, name: &str, answer: &str, reason: &str) -> PathBuf {
+    let root = dir.join(name);
+    std::fs::create_dir_all(root.join(".claude-plugin")).expect("mkdir");
+    std::fs::create_dir_all(root.join("hooks")).expect("mkdir");
+    std::fs::write(
+        root.join(".claude-plugin/plugin.json"),
+        json!({"name": name, "version": "1.0.0"}).to_string(),
+    )
+    .expect("manifest");
+    let out = json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": answer,
+        "permissionDecisionReason": reason,
+    }});
+    let script = root.join("hooks/answer.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\ncat > /dev/null\necho '{out}'\n"),
+    )
+    .expect("script");
+    std::fs::write(
+        root.join("hooks/hooks.json"),
+        json!({"hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": format!("sh {}", script.display())}
+        ]}]}})
+        .to_string(),
+    )
+    .expect("hooks.json");
+    root
+}
+
+#[test]
+fn the_input_is_checked_against_the_tools_schema() {
+    let (_t, proj, home) = project(json!({"permissions": {"allow": ["Bash"]}}));
+    let out = check(
+        &proj,
+        &home,
+        &["--tool", "Bash", "--input", r#"{"cmd":"ls"}"#],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = stderr(&out);
+    assert!(err.contains("InputValidationError: Bash"), "{err}");
+    assert!(err.contains("`command` is missing"), "{err}");
+    assert!(out.stdout.is_empty());
+    // With --exit-code, unusable input is 1 (2 is a deny).
+    let out = check(
+        &proj,
+        &home,
+        &[
+            "--tool",
+            "Bash",
+            "--input",
+            r#"{"cmd":"ls"}"#,
+            "--exit-code",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn a_mistyped_tool_is_refused_with_the_name_it_resembles() {
+    let (_t, proj, home) = project(json!({}));
+    for (typo, meant) in [
+        ("Bashh", "Bash"),
+        ("read", "Read"),
+        ("Webfetch", "WebFetch"),
+    ] {
+        let out = check(&proj, &home, &["--tool", typo, "--input", "{}"]);
+        assert_eq!(out.status.code(), Some(2), "{typo}");
+        let err = stderr(&out);
+        assert!(err.contains(&format!("unknown tool `{typo}`")), "{err}");
+        assert!(err.contains(&format!("did you mean `{meant}`?")), "{err}");
+    }
+    let out = check(&proj, &home, &["--tool", "Deploy", "--input", "{}"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!stderr(&out).contains("did you mean"));
+    // Any MCP tool name is decided (no server is started for a decision).
+    let v = verdict(&proj, &home, "mcp__github__create_issue", "{}", &[]);
+    assert_eq!(v["decision"], "ask");
+}
+
+#[test]
+fn a_hooks_allow_keeps_its_reason_and_names_its_plugin() {
+    let (t, proj, home) = project(json!({"permissions": {"allow": ["Read"]}}));
+    let plugin = hook_plugin(t.path(), "allower", "allow", "vetted by the allower plugin");
+    let plugin = plugin.to_str().expect("utf-8");
+    for tool_input in [
+        ("Bash", r#"{"command":"make"}"#),
+        ("Read", r#"{"file_path":"a.txt"}"#),
+    ] {
+        let v = verdict(
+            &proj,
+            &home,
+            tool_input.0,
+            tool_input.1,
+            &["--plugin-dir", plugin],
+        );
+        assert_eq!(v["decision"], "allow", "{v}");
+        assert_eq!(v["reason"], "vetted by the allower plugin", "{v}");
+        let source = v["source"].as_str().unwrap_or_default();
+        assert!(source.starts_with("PreToolUse hook sh "), "{v}");
+        assert!(
+            source.contains("Plugin Hooks (allower@--plugin-dir)"),
+            "{v}"
+        );
+        assert!(source.contains(plugin), "{v}");
+    }
+    // The text answer says the same.
+    let out = check(
+        &proj,
+        &home,
+        &[
+            "--tool",
+            "Bash",
+            "--input",
+            r#"{"command":"make"}"#,
+            "--plugin-dir",
+            plugin,
+        ],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("allow: vetted by the allower plugin (PreToolUse hook sh "),
+        "{text}"
+    );
+    assert!(text.contains("allower@--plugin-dir"), "{text}");
+}
+
+#[test]
+fn explain_lists_every_hook_and_rule_and_why_the_decision_won() {
+    let (t, proj, home) = project(json!({"permissions": {"deny": ["Bash(rm *)"]}}));
+    let plugin = hook_plugin(t.path(), "allower", "allow", "looks fine to me");
+    let plugin = plugin.to_str().expect("utf-8");
+    let args = [
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command":"rm -rf build"}"#,
+        "--plugin-dir",
+        plugin,
+    ];
+    let out = check(&proj, &home, &[&args[..], &["--explain"]].concat());
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].trim_start().starts_with("Validate"), "{text}");
+    let hook = lines
+        .iter()
+        .find(|l| l.contains("PreToolUse"))
+        .expect("hook line");
+    assert!(
+        hook.contains("allow") && hook.contains("allower@--plugin-dir"),
+        "{text}"
+    );
+    let rule = lines
+        .iter()
+        .find(|l| l.trim_start().starts_with("Rules"))
+        .expect("rule line");
+    assert!(
+        rule.contains("deny") && rule.contains("Bash(rm *)"),
+        "{text}"
+    );
+    assert!(rule.contains(".claude/settings.json"), "{text}");
+    assert!(
+        text.contains("→ deny: the deny rule Bash(rm *) matched; deny beats ask and allow; a hook's allow does not override it"),
+        "{text}"
+    );
+    // The same trace and reason in JSON.
+    let v = verdict(
+        &proj,
+        &home,
+        "Bash",
+        r#"{"command":"rm -rf build"}"#,
+        &["--plugin-dir", plugin],
+    );
+    let steps: Vec<&str> = v["trace"]
+        .as_array()
+        .expect("trace")
+        .iter()
+        .filter_map(|s| s["step"].as_str())
+        .collect();
+    assert_eq!(steps, ["validate", "preToolUse", "rules"], "{v}");
+    assert_eq!(v["trace"][1]["decision"], "allow");
+    assert_eq!(v["trace"][1]["detail"], "looks fine to me");
+    assert_eq!(v["trace"][2]["by"], "Bash(rm *)");
+    assert!(
+        v["why"]
+            .as_str()
+            .is_some_and(|w| w.contains("deny beats ask and allow")),
+        "{v}"
+    );
+
+    // Without a matching rule, the mode decides and says so.
+    let v = verdict(&proj, &home, "Bash", r#"{"command":"make"}"#, &[]);
+    assert_eq!(v["decision"], "ask");
+    assert!(
+        v["why"]
+            .as_str()
+            .is_some_and(|w| w.starts_with("no rule matched, so the mode default decides")),
+        "{v}"
+    );
+}
+
+#[test]
+fn exit_code_gives_the_decision_and_help_documents_it() {
+    let (_t, proj, home) = project(
+        json!({"permissions": {"allow": ["Bash(npm test)"], "deny": ["Bash(git push *)"]}}),
+    );
+    for (command, code) in [("npm test", 0), ("git push x", 2), ("make", 3)] {
+        let input = json!({"command": command}).to_string();
+        let out = check(
+            &proj,
+            &home,
+            &["--tool", "Bash", "--input", &input, "--exit-code"],
+        );
+        assert_eq!(out.status.code(), Some(code), "{command}");
+        // Without it, a decision is exit 0 whatever it is.
+        let out = check(&proj, &home, &["--tool", "Bash", "--input", &input]);
+        assert_eq!(out.status.code(), Some(0), "{command}");
+    }
+    let out = warden(&["check", "--help"], &home, &[]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("Exit status:"), "{help}");
+    assert!(
+        help.contains("With --exit-code: 0 allow, 2 deny, 3 ask, 1 unusable input"),
+        "{help}"
+    );
+    assert!(help.contains("mcp__<server>__<tool>"), "{help}");
+}
+
+#[test]
+fn every_subcommand_that_takes_input_has_examples() {
+    let home = tempfile::tempdir().expect("tempdir");
+    for cmd in [
+        &["check"][..],
+        &["hook"],
+        &["hook-wasm"],
+        &["tool"],
+        &["run"],
+        &["skill"],
+        &["skill", "show"],
+        &["mcp"],
+        &["mcp", "call"],
+        &["context"],
+        &["serve"],
+        &["completions"],
+    ] {
+        let out = warden(&[cmd, &["--help"]].concat(), home.path(), &[]);
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(help.contains("\nExamples:\n  "), "{cmd:?}: {help}");
+    }
+}
+
+#[test]
+fn completions_are_generated_for_each_shell() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let out = warden(&["completions", "bash"], home.path(), &[]);
+    assert_eq!(out.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&out.stdout);
+    for sub in [
+        "hook-wasm",
+        "check",
+        "plugin",
+        "marketplace",
+        "completions",
+        "--explain",
+    ] {
+        assert!(script.contains(sub), "{sub} missing from the bash script");
+    }
+    for shell in ["zsh", "fish", "powershell", "elvish"] {
+        let out = warden(&["completions", shell], home.path(), &[]);
+        assert_eq!(out.status.code(), Some(0), "{shell}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("hook-wasm"),
+            "{shell}"
+        );
+    }
+    let out = warden(&["completions", "tcsh"], home.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn colour_only_on_a_terminal_or_when_forced() {
+    let (_t, proj, home) = project(json!({"permissions": {"deny": ["Bash(git push *)"]}}));
+    let proj = proj.to_str().expect("utf-8");
+    let deny = [
+        "check",
+        "--cwd",
+        proj,
+        "--tool",
+        "Bash",
+        "--input",
+        r#"{"command":"git push"}"#,
+        "--explain",
+    ];
+    let typo = ["check", "--cwd", proj, "--tool", "Bashh", "--input", "{}"];
+    // Piped: plain text, whatever NO_COLOR says.
+    let out = warden(&deny, &home, &[]);
+    assert!(
+        !out.stdout.contains(&0x1b),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("deny: "));
+    let out = warden(&typo, &home, &[]);
+    assert!(!out.stderr.contains(&0x1b));
+    // Forced: the decision in red, the error label too.
+    let out = warden(&deny, &home, &[("CLICOLOR_FORCE", "1")]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("31mdeny\u{1b}[0m"), "{text:?}");
+    let out = warden(&typo, &home, &[("CLICOLOR_FORCE", "1")]);
+    assert!(out.stderr.contains(&0x1b), "{}", stderr(&out));
+    // NO_COLOR wins over a forced colour.
+    let out = warden(&deny, &home, &[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]);
+    assert!(!out.stdout.contains(&0x1b));
+}
+
+#[test]
+fn hook_wasm_refuses_bad_events_and_files_plainly() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    // An unknown event: refused as `warden hook` refuses it, before the file is looked at.
+    let hook = warden(&["hook", "PreToolUze"], &home, &[]);
+    let hook_wasm = warden(&["hook-wasm", "guard.wasm", "PreToolUze"], &home, &[]);
+    assert_eq!(hook.status.code(), Some(1));
+    assert_eq!(hook_wasm.status.code(), hook.status.code());
+    assert!(stderr(&hook).contains("PreToolUze"), "{}", stderr(&hook));
+    assert_eq!(stderr(&hook_wasm), stderr(&hook));
+    assert!(hook_wasm.stdout.is_empty());
+
+    // A missing file: said once.
+    let missing = t.path().join("nope.wasm");
+    let out = warden(
+        &["hook-wasm", missing.to_str().expect("utf-8"), "PreToolUse"],
+        &home,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!("warden: {}: no such file\n", missing.display())
+    );
+
+    // Not WebAssembly: one sentence, no bytes.
+    let text = t.path().join("hook.sh");
+    std::fs::write(&text, "#!/bin/sh\necho hi\n").expect("write");
+    let out = warden(
+        &["hook-wasm", text.to_str().expect("utf-8"), "PreToolUse"],
+        &home,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!("warden: not a WebAssembly component: {}\n", text.display())
+    );
+    // A core module is not a component either.
+    let module = t.path().join("core.wasm");
+    std::fs::write(&module, b"\0asm\x01\0\0\0").expect("write");
+    let out = warden(
+        &["hook-wasm", module.to_str().expect("utf-8"), "PreToolUse"],
+        &home,
+        &[],
+    );
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "warden: not a WebAssembly component: {} (a core WebAssembly module",
+            module.display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn tool_asks_only_where_someone_can_answer() {
+    let (_t, proj, home) = project(json!({"permissions": {"ask": ["Bash(touch *)"]}}));
+    let p = proj.to_str().expect("utf-8");
+    let input = r#"{"command":"touch made.txt"}"#;
+    // No terminal: refused, with the way to approve it.
+    let out = warden(&["tool", "Bash", "--cwd", p, "--input", input], &home, &[]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = stderr(&out);
+    assert!(err.contains("needs approval"), "{err}");
+    assert!(err.contains("pass --yes to approve it once"), "{err}");
+    assert!(!proj.join("made.txt").exists());
+    // --strict: refused, and it says why.
+    let out = warden(
+        &["tool", "Bash", "--cwd", p, "--input", input, "--strict"],
+        &home,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("it was refused"), "{}", stderr(&out));
+    assert!(!proj.join("made.txt").exists());
+    // --yes: run once.
+    let out = warden(
+        &["tool", "Bash", "--cwd", p, "--input", input, "--yes"],
+        &home,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(proj.join("made.txt").exists());
+    // Both at once make no sense.
+    let out = warden(
+        &[
+            "tool", "Bash", "--cwd", p, "--input", input, "--yes", "--strict",
+        ],
+        &home,
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let out = warden(&["tool", "--help"], &home, &[]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("--strict refuses it even on a terminal"),
+        "{help}"
+    );
+}

@@ -18,6 +18,10 @@ use warden_instructions::{Context, Skill, SkillSource, Warning};
 
 /// Arguments.
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  warden context                             what a session here would load, and why
+  warden context --touch src/app.ts          also the memory and rules reading that file loads
+  warden context --cwd ~/project --json      another directory, as JSON")]
 pub struct Args {
     #[command(flatten)]
     session: super::SessionArgs,

@@ -19,6 +19,11 @@ use super::SessionArgs;
 
 /// Arguments.
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  echo '{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{\"command\":\"ls\"},\"cwd\":\".\"}' \\
+    | warden hook PreToolUse
+  warden hook --wasm-only PreToolUse < event.json     only the WASM hooks (from inside Claude Code)
+  warden hook SessionStart --verbose < event.json     with configuration warnings")]
 pub struct Args {
     /// The event, e.g. `PreToolUse`.
     event: String,

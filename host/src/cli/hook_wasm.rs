@@ -1,4 +1,7 @@
-//! `warden hook-wasm <component.wasm> <EventName>`
+//! `warden hook-wasm <component.wasm> <EventName>`: one WASM hook component on one event.
+//!
+//! Refused before anything runs: an unknown event (as `warden hook` refuses it), a missing
+//! file, and a file that is not a WebAssembly component.
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -13,6 +16,11 @@ use warden_hooks::Event;
 
 /// Arguments.
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  echo '{\"tool_name\":\"Read\",\"tool_input\":{\"file_path\":\".env\"}}' \\
+    | warden hook-wasm guard.wasm PreToolUse
+  warden hook-wasm audit.wasm PostToolUse --grant '{\"env\":[\"HOME\"]}' < event.json
+  warden hook-wasm slow.wasm Stop --timeout 5 --memory-mib 32 < event.json")]
 pub struct Args {
     /// The hook component (`.wasm`).
     component: PathBuf,
@@ -31,9 +39,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let event: Event = args.event.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
-    if !args.component.is_file() {
-        anyhow::bail!("{}: no such component file", args.component.display());
-    }
+    check_component_file(&args.component)?;
     let mut input = String::new();
     std::io::stdin()
         .read_to_string(&mut input)
@@ -76,4 +82,49 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("{msg}");
     }
     Ok(ExitCode::from(out.exit_code as u8))
+}
+
+/// Refuses, with one plain sentence, a path that is not a file or not a WebAssembly component
+/// (rather than the loader's own error, which shows the file's first bytes).
+fn check_component_file(path: &std::path::Path) -> anyhow::Result<()> {
+    let shown = path.display();
+    let mut head = [0u8; 8];
+    let read = std::fs::File::open(path).and_then(|mut f| {
+        use std::io::Read as _;
+        let mut n = 0;
+        while n < head.len() {
+            match f.read(&mut head[n..])? {
+                0 => break,
+                k => n += k,
+            }
+        }
+        Ok(n)
+    });
+    let n = match read {
+        Ok(n) => n,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            anyhow::bail!("{shown}: no such file")
+        }
+        Err(_) if path.is_dir() => anyhow::bail!("{shown}: is a directory, not a component file"),
+        Err(e) => anyhow::bail!("{shown}: cannot be read ({})", io_reason(&e)),
+    };
+    if n < 8 || &head[..4] != b"\0asm" {
+        anyhow::bail!("not a WebAssembly component: {shown}");
+    }
+    // Bytes 4..8: a core module's version is 1; a component's layer is 1 (bytes 6..8).
+    if head[6..8] != [1, 0] {
+        anyhow::bail!(
+            "not a WebAssembly component: {shown} (a core WebAssembly module; hooks are components of the warden:plugin hook world)"
+        );
+    }
+    Ok(())
+}
+
+/// An I/O error's reason without the `(os error N)` tail.
+fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
 }

@@ -22,6 +22,11 @@ use super::tool::{Report, call_and_report};
 
 /// Arguments.
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  warden mcp list                            the configured servers and their status
+  warden mcp tools --json                    every server's tools
+  warden mcp call github list_issues '{\"repo\":\"o/r\"}'
+  claude mcp add warden -- warden mcp serve  Warden's sandboxed tools inside Claude Code")]
 pub struct Args {
     #[command(subcommand)]
     command: Command,
@@ -63,6 +68,10 @@ struct ListArgs {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  warden mcp call github list_issues '{\"repo\":\"o/r\"}'   one call through hooks and rules
+  warden mcp call plugin:db:sql query '{\"q\":\"select 1\"}' --explain
+  warden mcp call fs read '{}' --yes                    approve an `ask` once")]
 struct CallArgs {
     /// The server: its configured name, `plugin:<plugin>:<server>`, or its tool-name prefix.
     server: String,
@@ -74,8 +83,11 @@ struct CallArgs {
     #[command(flatten)]
     session: SessionArgs,
     /// Approve a call the rules would ask about, without asking (once).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "strict")]
     yes: bool,
+    /// Refuse every call the rules would ask about, even on a terminal.
+    #[arg(long)]
+    strict: bool,
     /// Also print every step of the pipeline on stderr.
     #[arg(long)]
     explain: bool,
@@ -326,6 +338,7 @@ fn call(args: CallArgs) -> anyhow::Result<ExitCode> {
         &Report {
             command: "warden mcp call",
             yes: args.yes,
+            strict: args.strict,
             explain: args.explain,
             json: args.json,
         },

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 mod build;
 mod check;
@@ -16,6 +16,7 @@ mod plugin;
 mod run;
 mod serve;
 mod skill;
+mod style;
 mod tool;
 
 /// Warden hosts agent plugins as sandboxed WebAssembly components.
@@ -64,6 +65,32 @@ enum Command {
     /// Create a plugin with one hook or tool component in Rust, Python, JavaScript or C,
     /// ready for `warden build`.
     New(new::Args),
+    /// Print a shell completion script: `warden completions bash > ~/.local/share/bash-completion/completions/warden`.
+    Completions(CompletionsArgs),
+}
+
+/// Arguments of `warden completions`.
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  warden completions bash > ~/.local/share/bash-completion/completions/warden
+  warden completions zsh > ~/.zfunc/_warden        (with `fpath+=~/.zfunc` before compinit)
+  warden completions fish > ~/.config/fish/completions/warden.fish")]
+struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
+}
+
+fn completions(a: CompletionsArgs) -> anyhow::Result<ExitCode> {
+    let mut out = Vec::new();
+    clap_complete::generate(a.shell, &mut Cli::command(), "warden", &mut out);
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(&out) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        // A closed pipe (`| head`) is the reader's choice, not a failure.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.into()),
+    }
 }
 
 pub fn main() -> ExitCode {
@@ -82,11 +109,12 @@ pub fn main() -> ExitCode {
         Command::Mcp(a) => mcp::run(a),
         Command::Build(a) => build::run(a),
         Command::New(a) => new::run(a),
+        Command::Completions(a) => completions(a),
     };
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("warden: {e:#}");
+            style::eprintln!("{}: {e:#}", style::error("warden"));
             ExitCode::from(1)
         }
     }

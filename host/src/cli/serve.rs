@@ -48,6 +48,10 @@ const MAX_BODY: usize = 32 << 20;
 
 /// Arguments.
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  warden serve                                  answer hook events on 127.0.0.1:47017
+  warden serve --ensure                         start it in the background unless it runs (a SessionStart hook)
+  warden serve --listen 127.0.0.1:0 --verbose   any free port, with configuration warnings")]
 pub struct Args {
     /// Loopback address to listen on.
     #[arg(long, default_value = DEFAULT_LISTEN)]

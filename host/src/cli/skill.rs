@@ -19,6 +19,10 @@ use warden_instructions::{RenderError, SkillKind, SkillSource};
 
 /// Arguments.
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  warden skill list                          every skill and command by invocation name
+  warden skill show review src/main.rs       render `/review src/main.rs`
+  warden skill show plugin:deploy --no-exec  leave its `!` commands unrun")]
 pub struct Args {
     #[command(subcommand)]
     command: Verb,
@@ -34,6 +38,10 @@ enum Verb {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  warden skill show review src/main.rs       render `/review src/main.rs`
+  warden skill show plugin:deploy --no-exec  leave its `!` commands unrun
+  warden skill show fix --json -- -v         arguments starting with `-` after `--`")]
 struct ShowArgs {
     /// The skill or command (`name`, `plugin:name`, or a plugin skill's unique bare name).
     name: String,

@@ -2,24 +2,39 @@
 //! schema check, PreToolUse hooks, rules and mode, asking, the tool in a fresh sandbox (rules
 //! enforced again where it touches files, programs and the network), PostToolUse hooks.
 //!
-//! An `ask` is put to the terminal when there is one, answered yes by `--yes`, and otherwise
-//! refused (nobody can be asked). Exit 0 when the tool ran and succeeded, 1 when it failed or
-//! its input was invalid, 2 when it was denied.
+//! An `ask` is put to the terminal when there is one (as `warden run` asks), answered yes by
+//! `--yes`, refused by `--strict`, and otherwise refused with a message naming `--yes`
+//! (nobody can be asked). Exit 0 when the tool ran and succeeded, 1 when it failed or its
+//! input was invalid, 2 when it was denied.
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
 use serde_json::{Value, json};
+use warden::agent::ask::TerminalAsker;
 use warden::session::{
-    AskAnswer, AskFuture, AskRequest, Asker, DenyAsker, Session, ToolOutcome, ToolStatus,
+    AskAnswer, AskFuture, AskRequest, Asker, DenyAsker, Session, Step, ToolOutcome, ToolStatus,
 };
 
 use super::SessionArgs;
+use super::style;
 
 /// Arguments.
 #[derive(clap::Args)]
+#[command(after_help = "Asking:
+  A call the rules would ask about is asked on the terminal ([y] once, [a] always, which
+  saves the allow rule to .claude/settings.local.json, [n] no). Without a terminal it is
+  refused unless --yes approves it once; --strict refuses it even on a terminal.
+
+Exit status: 0 the tool ran and succeeded, 1 it failed or its input was invalid, 2 it was
+denied (by a hook, a rule, the answer to an ask, or inside the sandbox).
+
+Examples:
+  warden tool Read --input '{\"file_path\":\"README.md\"}'
+  warden tool Bash --input '{\"command\":\"cargo test\"}' --allow-program cargo --yes
+  warden tool Grep --input '{\"pattern\":\"TODO\"}' --explain --json
+  warden tool Edit --input '{\"file_path\":\"a.rs\",\"old_string\":\"x\",\"new_string\":\"y\"}' --strict")]
 pub struct Args {
     /// The tool: Read, Write, Edit, Glob, Grep, Bash, or a plugin's tool
     /// (`mcp__plugin_<plugin>_warden__<tool>`).
@@ -33,8 +48,11 @@ pub struct Args {
     #[arg(long = "allow-program", value_name = "NAME")]
     programs: Vec<String>,
     /// Approve a call the rules would ask about, without asking (once).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "strict")]
     yes: bool,
+    /// Refuse every call the rules would ask about, even on a terminal.
+    #[arg(long)]
+    strict: bool,
     /// Also print every step of the pipeline on stderr.
     #[arg(long)]
     explain: bool,
@@ -43,37 +61,16 @@ pub struct Args {
     json: bool,
 }
 
-/// Asks on the terminal: `y` runs the call once, anything else refuses it.
-struct TerminalAsker;
+/// `--strict`: every ask refused, without asking.
+struct StrictAsker;
 
-impl Asker for TerminalAsker {
-    fn ask<'a>(&'a self, r: AskRequest<'a>) -> AskFuture<'a> {
-        // Reading the terminal blocks; this process has nothing else to do meanwhile.
-        Box::pin(std::future::ready(Self::prompt(&r)))
+impl Asker for StrictAsker {
+    fn ask<'a>(&'a self, _: AskRequest<'a>) -> AskFuture<'a> {
+        Box::pin(std::future::ready(AskAnswer::Deny))
     }
 
     fn label(&self) -> &str {
-        "terminal"
-    }
-}
-
-impl TerminalAsker {
-    fn prompt(r: &AskRequest<'_>) -> AskAnswer {
-        let mut err = std::io::stderr();
-        let _ = write!(
-            err,
-            "{} {} needs approval: {}\nRun it? [y/N] ",
-            r.tool, r.input, r.reason
-        );
-        let _ = err.flush();
-        let mut line = String::new();
-        if std::io::stdin().lock().read_line(&mut line).is_err() {
-            return AskAnswer::Deny;
-        }
-        match line.trim() {
-            "y" | "Y" | "yes" => AskAnswer::AllowOnce,
-            _ => AskAnswer::Deny,
-        }
+        "--strict"
     }
 }
 
@@ -108,6 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         &Report {
             command: "warden tool",
             yes: args.yes,
+            strict: args.strict,
             explain: args.explain,
             json: args.json,
         },
@@ -120,6 +118,8 @@ pub(crate) struct Report {
     pub command: &'static str,
     /// `--yes`.
     pub yes: bool,
+    /// `--strict`.
+    pub strict: bool,
     /// `--explain`.
     pub explain: bool,
     /// `--json`.
@@ -134,10 +134,14 @@ pub(crate) fn call_and_report(
     input: Value,
     how: &Report,
 ) -> anyhow::Result<ExitCode> {
+    let terminal;
     let asker: &dyn Asker = if how.yes {
         &YesAsker
-    } else if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        &TerminalAsker
+    } else if how.strict {
+        &StrictAsker
+    } else if !how.json && TerminalAsker::available() {
+        terminal = TerminalAsker::new(&session.cwd);
+        &terminal
     } else {
         &DenyAsker
     };
@@ -151,23 +155,31 @@ pub(crate) fn call_and_report(
         session.close().await;
         r
     });
-    let outcome = match result {
+    let mut outcome = match result {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("{}: {e}", how.command);
+            style::eprintln!("{}: {e}", style::error(how.command));
             return Ok(ExitCode::from(2));
         }
     };
+    // An ask nobody could answer: say how to approve it.
+    let unanswered = outcome
+        .trace
+        .iter()
+        .any(|t| t.step == Step::Ask && t.by == DenyAsker.label());
+    if let (true, ToolStatus::Denied { message }) = (unanswered, &mut outcome.status) {
+        message.push_str(" (no terminal to ask on: pass --yes to approve it once)");
+    }
     if how.explain {
         for t in &outcome.trace {
-            eprintln!(
-                "  {:<18} {:<10} {}{}",
+            style::eprintln!(
+                "  {:<18} {} {}{}",
                 format!("{:?}", t.step),
-                t.decision,
+                style::decision_padded(&t.decision, 10),
                 t.by,
                 t.source
                     .as_deref()
-                    .map(|s| format!("  [{s}]"))
+                    .map(|s| format!("  {}", style::dim(format_args!("[{s}]"))))
                     .unwrap_or_default()
             );
         }
@@ -198,7 +210,12 @@ pub(crate) fn call_and_report(
     } else if code == 0 {
         println!("{text}");
     } else {
-        eprintln!("{name} {kind}: {text}");
+        let kind = if code == 2 {
+            style::decision(kind)
+        } else {
+            style::error(kind)
+        };
+        style::eprintln!("{name} {kind}: {text}");
     }
     Ok(ExitCode::from(code))
 }

@@ -184,12 +184,14 @@ pub enum SessionError {
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
     /// No tool of that name.
-    #[error("unknown tool `{name}`; tools in this session: {}", known.join(", "))]
+    #[error("unknown tool `{name}`{}; tools in this session: {}", suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default(), known.join(", "))]
     UnknownTool {
         /// The name asked for.
         name: String,
         /// Every registered tool.
         known: Vec<String>,
+        /// The known name it is likely a typo of.
+        suggestion: Option<String>,
     },
     /// A tool input that is not a JSON object.
     #[error("the input of {tool} must be a JSON object")]

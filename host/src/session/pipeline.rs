@@ -365,9 +365,18 @@ impl Session {
             || tool_name.starts_with("mcp__");
         if !decidable || (tool.is_none() && mcp.is_none() && local.is_none() && until == Until::End)
         {
+            let known = tools.names();
+            let suggestion = closest_name(
+                tool_name,
+                known
+                    .iter()
+                    .map(String::as_str)
+                    .chain(warden_permissions::KNOWN_TOOLS.iter().copied()),
+            );
             return Err(SessionError::UnknownTool {
                 name: tool_name.to_string(),
-                known: tools.names(),
+                known,
+                suggestion,
             });
         }
         if !input.is_object() {
@@ -484,13 +493,16 @@ impl Session {
             decided.decision,
         ) {
             // A hook's deny, or a hook's allow/ask that the rules let stand, is the hook's
-            // decision: name the hook and keep its reason.
-            (Some((label, source)), Some(h), v) if decided.rule.is_none() && h == v => {
+            // decision: name the hook and keep its reason. An allow rule agreeing with a
+            // hook's allow is kept as `rule`, but the hook decided (it allows without it).
+            (Some((label, source)), Some(h), v)
+                if h == v && (decided.rule.is_none() || v == Decision::Allow) =>
+            {
                 out.reason = verdict
                     .reason
                     .clone()
                     .unwrap_or_else(|| decided.reason.clone());
-                out.rule = None;
+                out.rule = decided.rule.clone();
                 out.source = Some(format!("PreToolUse hook {label} ({source})"));
             }
             _ => {
@@ -592,6 +604,7 @@ impl Session {
                 return Err(SessionError::UnknownTool {
                     name: tool_name.to_string(),
                     known: tools.names(),
+                    suggestion: None,
                 });
             }
         };
@@ -832,13 +845,21 @@ pub(crate) fn handler_decision(h: &HandlerReport) -> (String, Option<String>) {
     }
 }
 
+/// A handler's source with where it was declared: `Plugin Hooks (p@m) in /path/to/p`.
+fn handler_source(h: &HandlerReport) -> String {
+    match &h.origin {
+        Some(o) => format!("{} in {o}", h.source),
+        None => h.source.clone(),
+    }
+}
+
 fn trace_handlers(trace: &mut Vec<TraceStep>, step: Step, result: &DispatchResult) {
     for h in &result.handlers {
         let (decision, detail) = handler_decision(h);
         trace.push(TraceStep {
             step,
             by: h.label.clone(),
-            source: Some(h.source.clone()),
+            source: Some(handler_source(h)),
             decision,
             detail,
             micros: u64::try_from(h.elapsed.as_micros()).unwrap_or(u64::MAX),
@@ -852,8 +873,43 @@ fn deciding_handler(result: &DispatchResult, d: Decision) -> Option<(String, Str
     result.handlers.iter().find_map(|h| {
         let (decision, _) = handler_decision(h);
         let same = decision == want || (want == "deny" && decision == "block");
-        same.then(|| (h.label.clone(), h.source.clone()))
+        same.then(|| (h.label.clone(), handler_source(h)))
     })
+}
+
+/// The name in `names` closest to `name` (a typo's fix: same letters but case, or within
+/// two edits), for "did you mean".
+pub(crate) fn closest_name<'a>(name: &str, names: impl Iterator<Item = &'a str>) -> Option<String> {
+    let lower = name.to_lowercase();
+    let mut best: Option<(usize, &str)> = None;
+    for n in names {
+        let d = if n.to_lowercase() == lower {
+            0
+        } else {
+            edit_distance(&lower, &n.to_lowercase())
+        };
+        let limit = if name.chars().count() <= 3 { 1 } else { 2 };
+        if d <= limit && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, n));
+        }
+    }
+    best.map(|(_, n)| n.to_string())
+}
+
+/// Levenshtein distance, by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 /// Why a model hook's block ends the turn: its reasons, or the event's name.
@@ -869,5 +925,27 @@ fn ends_turn_reason(result: &DispatchResult) -> String {
         format!("a {} prompt hook blocked", result.merged.event)
     } else {
         reasons.join("\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typos_suggest_the_tool() {
+        let names = [
+            "Bash",
+            "Read",
+            "Edit",
+            "WebFetch",
+            "mcp__plugin_p_warden__fmt",
+        ];
+        let near = |n: &str| closest_name(n, names.iter().copied());
+        assert_eq!(near("Bashh").as_deref(), Some("Bash"));
+        assert_eq!(near("bash").as_deref(), Some("Bash"));
+        assert_eq!(near("Webfetch").as_deref(), Some("WebFetch"));
+        assert_eq!(near("Raed").as_deref(), Some("Read"));
+        assert_eq!(near("Deploy"), None);
     }
 }

@@ -113,6 +113,19 @@ impl HookSource {
         }
     }
 
+    /// Where it was declared: the settings file, the plugin's directory, the skill's or
+    /// agent's file (`None` for inline `--settings` JSON and host-registered hooks).
+    pub fn origin(&self) -> Option<PathBuf> {
+        match self {
+            HookSource::Settings { path, .. } => path.clone(),
+            HookSource::Plugin(p) => Some(p.root.clone()),
+            HookSource::Skill { path, plugin, .. } | HookSource::Agent { path, plugin, .. } => path
+                .clone()
+                .or_else(|| plugin.as_ref().map(|p| p.root.clone())),
+            HookSource::Session { .. } => None,
+        }
+    }
+
     /// The plugin behind this source, for `CLAUDE_PLUGIN_*` variables.
     pub fn plugin(&self) -> Option<&PluginContext> {
         match self {

@@ -166,6 +166,10 @@ pub struct HandlerReport {
     pub handler_type: HandlerType,
     /// Its source's label (`Project Settings`, `Plugin Hooks (x@y)`, …).
     pub source: String,
+    /// The file or plugin directory it was declared in (see [`HookSource::origin`]).
+    ///
+    /// [`HookSource::origin`]: crate::HookSource::origin
+    pub origin: Option<String>,
     /// Its classified result.
     pub result: Classified,
     /// Exit code, for command and WASM handlers that exited.
@@ -257,6 +261,7 @@ fn skipped(hook: &RegisteredHook, reason: String) -> HandlerReport {
         label: hook.label.clone(),
         handler_type: hook.handler.kind.handler_type(),
         source: hook.source_label.clone(),
+        origin: hook.source.origin().map(|p| p.display().to_string()),
         result: Classified {
             outcome: Outcome::Skipped { reason },
             json: None,
@@ -461,6 +466,7 @@ async fn run_handler(ctx: Arc<Ctx>, hook: Arc<RegisteredHook>, timeout: Duration
         label,
         handler_type: hook.handler.kind.handler_type(),
         source: hook.source_label.clone(),
+        origin: hook.source.origin().map(|p| p.display().to_string()),
         result,
         exit_code,
         continue_on_block,

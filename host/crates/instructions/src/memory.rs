@@ -15,7 +15,12 @@
 //!   (else the working directory itself);
 //! * a file reached twice (two imports, or an import of a file already loaded) is loaded once; a
 //!   file importing one of its own importers is reported as a cycle;
-//! * HTML comments are stripped anywhere outside code spans and fenced blocks.
+//! * only block-level HTML comments are stripped, as Claude Code's markdown lexer finds them: a
+//!   comment that starts a line (up to three spaces of indentation; an indented `<!--` inside a
+//!   paragraph continues the paragraph) up to the line holding its `-->`, with the blank lines
+//!   after it. A comment that starts mid-line stays, even across lines, and so do comments in
+//!   fenced code. `@path`s inside any comment are not imports;
+//! * a file touched outside the working directory loads no rule with `paths`.
 //!
 //! A [`ReadGate`] screens `@path` imports only. The memory files themselves (`CLAUDE.md`,
 //! `CLAUDE.local.md`, `AGENTS.md`, rules) are read whatever the gate says, as Claude Code reads
@@ -439,6 +444,13 @@ impl MemoryLoader {
             }
         }
         let real = std::fs::canonicalize(&file).ok();
+        // Claude Code loads rules with `paths` only for files in the working directory.
+        let inside = [Some(&file), real.as_ref()].into_iter().flatten().any(|f| {
+            f.starts_with(&self.opts.cwd) || f.starts_with(canonical_or_self(&self.opts.cwd))
+        });
+        if !inside {
+            return out;
+        }
         for i in 0..self.rules.len() {
             let r = &self.rules[i];
             if r.loaded || r.matcher.is_none() {
@@ -873,10 +885,114 @@ pub struct ImportRef {
     pub line: usize,
 }
 
-/// Strips HTML comments outside code and finds `@path` imports outside code spans, fenced code
-/// blocks and comments. Returns the stripped text and the imports in order.
+/// Strips block-level HTML comments (see [`strip_block_comments`]) and finds `@path` imports
+/// outside code spans, fenced code blocks and comments. Returns the stripped text and the
+/// imports in order.
 pub fn strip_comments_and_find_imports(text: &str) -> (String, Vec<ImportRef>) {
+    (strip_block_comments(text), find_imports(text))
+}
+
+/// Whether a line (without its indentation) is an ATX heading.
+fn is_heading(trimmed: &str) -> bool {
+    let n = trimmed.bytes().take_while(|&c| c == b'#').count();
+    (1..=6).contains(&n) && trimmed[n..].chars().next().is_none_or(char::is_whitespace)
+}
+
+/// `block` with every closed `<!-- … -->` removed.
+fn remove_comments(block: &str) -> String {
+    let mut out = String::with_capacity(block.len());
+    let mut rest = block;
+    while let Some(start) = rest.find("<!--") {
+        match rest[start + 4..].find("-->") {
+            Some(end) => {
+                out.push_str(&rest[..start]);
+                rest = &rest[start + 4 + end + 3..];
+            }
+            None => break,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Removes block-level HTML comments as Claude Code does: a top-level HTML block that starts
+/// with `<!--` (at most three spaces in; a line indented further is code or continues a
+/// paragraph, and an indented `<!--` never interrupts a paragraph) runs to the end of the line
+/// holding the first `-->`, and takes the empty lines right after it. Its comments are
+/// removed; what else it held stays, and a block that held nothing else goes with its empty
+/// lines. A comment that starts mid-line, one never closed, and everything in fenced code
+/// stay as written.
+pub fn strip_block_comments(text: &str) -> String {
+    if !text.contains("<!--") {
+        return text.to_string();
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let blank = |l: &str| l.trim().is_empty();
     let mut out = String::with_capacity(text.len());
+    let mut fence: Option<(char, usize)> = None;
+    let mut paragraph = false;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        let trimmed = line.trim_start_matches(' ');
+        let indent = line.len() - trimmed.len();
+        i += 1;
+        if let Some((ch, n)) = fence {
+            out.push_str(line);
+            let t = line.trim_start();
+            let run = t.chars().take_while(|&c| c == ch).count();
+            if run >= n && t[run * ch.len_utf8()..].trim().is_empty() {
+                fence = None;
+            }
+            continue;
+        }
+        if blank(line) {
+            paragraph = false;
+            out.push_str(line);
+            continue;
+        }
+        if indent > 3 {
+            out.push_str(line);
+            continue;
+        }
+        let ch = trimmed.chars().next().unwrap_or(' ');
+        if (ch == '`' || ch == '~') && trimmed.chars().take_while(|&c| c == ch).count() >= 3 {
+            fence = Some((ch, trimmed.chars().take_while(|&c| c == ch).count()));
+            paragraph = false;
+            out.push_str(line);
+            continue;
+        }
+        if trimmed.starts_with("<!--") && !(paragraph && indent > 0) {
+            // The block ends on the line that closes the comment.
+            let end = if trimmed[4..].contains("-->") {
+                Some(i)
+            } else {
+                (i..lines.len())
+                    .find(|&j| lines[j].contains("-->"))
+                    .map(|j| j + 1)
+            };
+            if let Some(mut end) = end {
+                while end < lines.len() && lines[end].trim_end_matches('\r') == "\n" {
+                    end += 1;
+                }
+                let residue = remove_comments(&lines[i - 1..end].concat());
+                if !residue.trim().is_empty() {
+                    out.push_str(&residue);
+                }
+                i = end;
+                paragraph = false;
+                continue;
+            }
+        }
+        paragraph = !is_heading(trimmed);
+        out.push_str(line);
+    }
+    out
+}
+
+/// The `@path` imports of a memory file, outside code spans, fenced code blocks and HTML
+/// comments (block-level or inline), in order.
+fn find_imports(text: &str) -> Vec<ImportRef> {
     let mut imports = Vec::new();
     let mut fence: Option<(char, usize)> = None;
     let mut in_comment = false;
@@ -884,7 +1000,6 @@ pub fn strip_comments_and_find_imports(text: &str) -> (String, Vec<ImportRef>) {
         let line_no = idx + 1;
         let trimmed = line.trim_start();
         if let Some((ch, n)) = fence {
-            out.push_str(line);
             let run = trimmed.chars().take_while(|&c| c == ch).count();
             if run >= n && trimmed[run * ch.len_utf8()..].trim().is_empty() {
                 fence = None;
@@ -897,13 +1012,10 @@ pub fn strip_comments_and_find_imports(text: &str) -> (String, Vec<ImportRef>) {
                 let run = trimmed.chars().take_while(|&c| c == ch).count();
                 if run >= 3 {
                     fence = Some((ch, run));
-                    out.push_str(line);
                     continue;
                 }
             }
         }
-        let mut kept = String::with_capacity(line.len());
-        let mut removed_any = false;
         let b = line.as_bytes();
         let mut i = 0;
         while i < line.len() {
@@ -915,30 +1027,21 @@ pub fn strip_comments_and_find_imports(text: &str) -> (String, Vec<ImportRef>) {
                     }
                     None => i = line.len(),
                 }
-                removed_any = true;
                 continue;
             }
             if line[i..].starts_with("<!--") {
                 in_comment = true;
                 i += 4;
-                removed_any = true;
                 continue;
             }
             if b[i] == b'`' {
                 let n = line[i..].bytes().take_while(|&c| c == b'`').count();
-                let ticks = &line[i..i + n];
                 let after = i + n;
                 let close = find_tick_run(&line[after..], n).map(|j| after + j);
-                match close {
-                    Some(c) => {
-                        kept.push_str(&line[i..c + n]);
-                        i = c + n;
-                    }
-                    None => {
-                        kept.push_str(ticks);
-                        i = after;
-                    }
-                }
+                i = match close {
+                    Some(c) => c + n,
+                    None => after,
+                };
                 continue;
             }
             let Some(c) = line[i..].chars().next() else {
@@ -958,22 +1061,13 @@ pub fn strip_comments_and_find_imports(text: &str) -> (String, Vec<ImportRef>) {
                         line: line_no,
                     });
                 }
-                kept.push_str(&line[i..i + 1 + len]);
                 i += 1 + len;
                 continue;
             }
-            kept.push(c);
             i += c.len_utf8();
         }
-        if removed_any && kept.trim().is_empty() {
-            if line.trim().is_empty() {
-                out.push_str(&kept);
-            }
-            continue;
-        }
-        out.push_str(&kept);
     }
-    (out, imports)
+    imports
 }
 
 fn find_tick_run(s: &str, n: usize) -> Option<usize> {
@@ -1037,11 +1131,48 @@ mod tests {
         let (out, imports) = strip_comments_and_find_imports(text);
         let paths: Vec<_> = imports.iter().map(|i| i.path.as_str()).collect();
         assert_eq!(paths, ["a.md", "dir/b c.md", "~/home.md"]);
-        assert!(!out.contains("hidden"));
+        // A comment that starts mid-line stays in the text (its `@path` is still no import);
+        // one that starts a line goes.
+        assert!(out.contains("`@code.md` <!-- @hidden.md -->"));
         assert!(!out.contains("multi"));
         assert!(out.contains("@fenced.md"));
         assert!(out.contains("`@code.md`"));
         assert_eq!(imports[2].line, 10);
+    }
+
+    #[test]
+    fn only_block_level_comments_are_stripped() {
+        let strip = |t: &str| strip_comments_and_find_imports(t).0;
+        // A comment starting a line goes, indented or not, up to its `-->` across lines, with
+        // the empty lines after it.
+        assert_eq!(strip("a\n\n<!-- note -->\n\nb\n"), "a\n\nb\n");
+        assert_eq!(strip("  <!-- one\ntwo -->\nb\n"), "b\n");
+        assert_eq!(strip("# T\n<!--\nhidden\n-->\nb\n"), "# T\nb\n");
+        // It interrupts a paragraph when it starts the line.
+        assert_eq!(strip("para\n<!-- c -->\nmore\n"), "para\nmore\n");
+        // What follows the `-->` on its line stays.
+        assert_eq!(strip("<!-- c --> kept\nb\n"), " kept\nb\n");
+        // A comment starting mid-line stays, even across lines.
+        assert_eq!(strip("x <!-- c --> y\n"), "x <!-- c --> y\n");
+        assert_eq!(strip("x <!-- c\nd --> y\n"), "x <!-- c\nd --> y\n");
+        // An indented `<!--` continues a paragraph; four spaces in is code; never closed
+        // stays.
+        assert_eq!(strip("para\n  <!-- c -->\n"), "para\n  <!-- c -->\n");
+        assert_eq!(strip("\n    <!-- c -->\n"), "\n    <!-- c -->\n");
+        assert_eq!(strip("<!-- open\nb\n"), "<!-- open\nb\n");
+        // Fenced code keeps its comments.
+        assert_eq!(
+            strip("~~~\n<!-- keep -->\n~~~\n<!-- drop -->\n"),
+            "~~~\n<!-- keep -->\n~~~\n"
+        );
+    }
+
+    #[test]
+    fn comments_are_stripped_as_claude_code_strips_them() {
+        // The memory file and what Claude Code 2.1.332 sent the model for it.
+        let file = "Top line\n\n<!-- BLOCK_A -->\n\n  <!-- BLOCK_INDENTED\nspans -->\nafter x <!-- MIDLINE_B --> y\nmid <!-- MIDLINE_C\nacross --> z\npara\n<!-- INTERRUPT_D -->\nmore\npara2\n  <!-- INDENT_PARA_E -->\n\n<!-- F --> TAIL_F\n```\n<!-- FENCED_G -->\n```\nend\n";
+        let claude_code = "Top line\n\nafter x <!-- MIDLINE_B --> y\nmid <!-- MIDLINE_C\nacross --> z\npara\nmore\npara2\n  <!-- INDENT_PARA_E -->\n\n TAIL_F\n```\n<!-- FENCED_G -->\n```\nend\n";
+        assert_eq!(strip_comments_and_find_imports(file).0, claude_code);
     }
 
     #[test]

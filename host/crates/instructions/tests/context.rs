@@ -1126,3 +1126,35 @@ fn every_corpus_skill_agent_and_command_loads_without_panic() {
         let _ = ctx.render_skill(&s.name, "a 'b c' d", &RenderOptions::default());
     }
 }
+
+#[test]
+fn a_file_outside_the_working_directory_loads_no_path_rules() {
+    // The session runs in `proj/app`; rules with `paths` sit at the repository root, in an
+    // ancestor directory and in the user's directory. Reading a file outside `proj/app` (in
+    // the repository, or elsewhere) loads none of them, as in Claude Code; a file inside
+    // does.
+    let fx = Fx::new();
+    fx.w(
+        "proj/.claude/rules/ts.md",
+        "---\npaths: \"**/*.ts\"\n---\nroot ts rule",
+    );
+    fx.w(
+        "proj/app/.claude/rules/ts.md",
+        "---\npaths: \"**/*.ts\"\n---\napp ts rule",
+    );
+    fx.w(
+        "whome/rules/ts.md",
+        "---\npaths: \"**/*.ts\"\n---\nuser ts rule",
+    );
+    fx.w("proj/lib/x.ts", "");
+    fx.w("elsewhere/y.ts", "");
+    fx.w("proj/app/z.ts", "");
+    let mut ctx = load_context(&fx.opts("proj/app"));
+    assert!(ctx.touch(&fx.p("proj/lib/x.ts")).is_empty());
+    assert!(ctx.touch(&fx.p("elsewhere/y.ts")).is_empty());
+    assert!(ctx.touch(Path::new("../lib/x.ts")).is_empty());
+    let new = ctx.touch(&fx.p("proj/app/z.ts"));
+    let loaded: Vec<&str> = new.iter().map(|m| m.content.trim()).collect();
+    assert_eq!(loaded.len(), 3, "{loaded:?}");
+    assert!(loaded.contains(&"root ts rule") && loaded.contains(&"app ts rule"));
+}

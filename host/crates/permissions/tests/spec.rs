@@ -284,7 +284,8 @@ fn untrusted_project_allow_is_ignored_with_warning_deny_applies() {
     assert!(
         p.warnings().iter().any(|w| w.message.starts_with(
             "Ignoring 2 permissions.allow entries from /work/proj/.claude/settings.json"
-        )),
+        ) && w.message.contains("accept its trust dialog")
+            && w.message.contains("hasTrustDialogAccepted")),
         "{:?}",
         p.warnings()
     );

@@ -13,6 +13,11 @@ use super::{Permissions, Source};
 use crate::paths::{self, Anchors};
 use crate::rules::{self, CommandIndex, Problem, RuleKind, RuleSet, Spec};
 
+/// How a user trusts a workspace, for the warnings about what waits for trust. Warden's own
+/// commands run sessions as trusted (like `claude -p`); an embedder that passes
+/// `Options::trusted: false` leaves the choice to its user, as Claude Code's trust dialog does.
+const HOW_TO_TRUST: &str = "trust it to apply them: run `claude` in this folder and accept its trust dialog (Claude Code records `hasTrustDialogAccepted` for the folder in ~/.claude.json), or pass `trusted: true` in the permission options when embedding Warden";
+
 impl Permissions {
     /// Builds the engine from loaded settings. Problems with individual rules become
     /// [`Permissions::warnings`]; only a contradiction the user must resolve is an error.
@@ -78,7 +83,7 @@ impl Permissions {
                     if !list.is_empty() {
                         b.warnings.push(Warning {
                             source: name.clone(),
-                            message: format!("Ignoring {} permissions.allow entries from {name}: this workspace has not been trusted; trust it to apply them", list.len()),
+                            message: format!("Ignoring {} permissions.allow entries from {name}: this workspace has not been trusted; {HOW_TO_TRUST}", list.len()),
                         });
                     }
                     continue;
@@ -100,7 +105,7 @@ impl Permissions {
                     if !dirs.is_empty() {
                         b.warnings.push(Warning {
                             source: name.clone(),
-                            message: format!("Ignoring {} permissions.additionalDirectories entries from {name}: this workspace has not been trusted; trust it to apply them", dirs.len()),
+                            message: format!("Ignoring {} permissions.additionalDirectories entries from {name}: this workspace has not been trusted; {HOW_TO_TRUST}", dirs.len()),
                         });
                     }
                 } else {
