@@ -36,6 +36,10 @@ pub struct Args {
     /// Print JSON (the default output is one line of text).
     #[arg(long)]
     json: bool,
+    /// Print every configuration warning (by default only their number; `warden context`
+    /// lists them).
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 fn unusable(msg: impl std::fmt::Display) -> anyhow::Result<ExitCode> {
@@ -89,9 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         println!("{out}");
     } else {
-        for w in &warnings {
-            eprintln!("warning: {w}");
-        }
+        super::print_config_warnings(&warnings, args.verbose);
         if args.explain {
             print!("{}", explain(&outcome));
         }
