@@ -221,7 +221,7 @@ fn memory(v: &Value) -> Vec<(String, String)> {
         .map(|m| {
             (
                 m["path"].as_str().expect("path").to_string(),
-                m["load_reason"].as_str().expect("load_reason").to_string(),
+                m["loadReason"].as_str().expect("loadReason").to_string(),
             )
         })
         .collect()
@@ -257,9 +257,9 @@ fn memory_at_start_in_order_with_reasons() {
         ]
     );
     let notes = &v["memory"][3];
-    assert_eq!(notes["parent_file_path"], json!(f.rel("CLAUDE.md")));
-    assert_eq!(v["memory"][5]["memory_type"], json!("Local"));
-    assert_eq!(v["memory"][0]["memory_type"], json!("User"));
+    assert_eq!(notes["parentFilePath"], json!(f.rel("CLAUDE.md")));
+    assert_eq!(v["memory"][5]["memoryType"], json!("Local"));
+    assert_eq!(v["memory"][0]["memoryType"], json!("User"));
     // The conditional rule is known but waits for a matching file.
     let rules = v["rules"].as_array().expect("rules");
     let ts = rules
@@ -308,11 +308,11 @@ fn touching_files_loads_nested_memory_and_matching_rules_only() {
         (f.rel(".claude/rules/ts.md"), "path_glob_match".to_string())
     );
     assert_eq!(
-        v["memory"][6]["trigger_file_path"],
+        v["memory"][6]["triggerFilePath"],
         json!(f.rel("nested/main.rs"))
     );
     assert_eq!(
-        v["memory"][7]["trigger_file_path"],
+        v["memory"][7]["triggerFilePath"],
         json!(f.rel("src/b/view.tsx"))
     );
     assert_eq!(v["memory"][7]["globs"], json!(["src/{a,b}/*.{ts,tsx}"]));
@@ -337,6 +337,24 @@ fn touching_files_loads_nested_memory_and_matching_rules_only() {
     assert!(!text.contains("nested/CLAUDE.md"), "{text}");
 }
 
+/// Every object key with an underscore between lowercase words, anywhere in `v`.
+fn snake_case_keys(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                if k.contains('_') && k.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                    out.push(k.clone());
+                }
+                out.extend(snake_case_keys(x));
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| out.extend(snake_case_keys(x))),
+        _ => {}
+    }
+    out
+}
+
 #[test]
 fn json_shape_skills_plugin_namespaces_and_warnings() {
     let f = fixture();
@@ -347,11 +365,16 @@ fn json_shape_skills_plugin_namespaces_and_warnings() {
         "skills",
         "commands",
         "agents",
-        "skill_listing",
+        "skillListing",
         "warnings",
+        "claudeConfig",
+        "mcpServers",
     ] {
         assert!(v.get(key).is_some(), "missing `{key}` in {v:#}");
     }
+    // One key style in every `--json` output: camelCase, as Claude Code's CLI prints.
+    let snake = snake_case_keys(&v);
+    assert!(snake.is_empty(), "snake_case keys: {snake:?}");
     let skills = names(&v, "skills");
     assert!(skills.contains(&"greet".to_string()), "{skills:?}");
     assert!(skills.contains(&"kit:lint".to_string()), "{skills:?}");
@@ -367,7 +390,7 @@ fn json_shape_skills_plugin_namespaces_and_warnings() {
         .find(|s| s["name"] == json!("kit:lint"))
         .expect("kit:lint");
     assert_eq!(lint["source"], json!({"scope": "plugin", "plugin": "kit"}));
-    let listing = v["skill_listing"].as_str().expect("listing");
+    let listing = v["skillListing"].as_str().expect("listing");
     assert!(
         listing
             .lines()
@@ -603,7 +626,7 @@ fn instructions_loaded_hook_fires_once_per_loaded_file() {
         .expect("path_glob_match event");
     assert_eq!(glob["globs"], json!(["src/{a,b}/*.{ts,tsx}"]));
     assert_eq!(glob["trigger_file_path"], json!(f.rel("src/a/b.ts")));
-    let hooks = v["instructions_loaded_hooks"]
+    let hooks = v["instructionsLoadedHooks"]
         .as_array()
         .expect("hook report");
     assert_eq!(hooks.len(), 8);
@@ -692,11 +715,11 @@ fn claude_codes_user_files_show_in_context_and_which_were_read() {
     let paths: Vec<String> = memory(&v).into_iter().map(|(p, _)| p).collect();
     // Claude Code's user memory first, then Warden's own, then the project's.
     assert_eq!(paths[..3], [cc_md.clone(), cc_rule.clone(), user]);
-    assert_eq!(v["memory"][0]["memory_type"], json!("User"));
+    assert_eq!(v["memory"][0]["memoryType"], json!("User"));
     assert!(names(&v, "skills").contains(&"cc-skill".to_string()));
     assert!(names(&v, "agents").contains(&"cc-agent".to_string()));
 
-    let r = &v["claude_config"];
+    let r = &v["claudeConfig"];
     assert_eq!(r["read"], json!(true), "{r}");
     assert_eq!(r["dir"], json!(f.cc.display().to_string()));
     assert_eq!(
@@ -706,7 +729,7 @@ fn claude_codes_user_files_show_in_context_and_which_were_read() {
     assert_eq!(r["memory"], json!([cc_md, cc_rule]));
     assert_eq!(r["skills"], json!(["cc-skill"]));
     assert_eq!(r["agents"], json!(["cc-agent"]));
-    let skipped = r["skipped_hooks"].as_array().expect("skipped hooks");
+    let skipped = r["skippedHooks"].as_array().expect("skipped hooks");
     assert_eq!(skipped.len(), 2, "{skipped:?}");
     assert!(
         skipped[0]
@@ -741,9 +764,9 @@ fn claude_codes_user_files_are_not_read_when_turned_off() {
     let v = f.context_json_env(&["--no-hooks"], &[("WARDEN_NO_CLAUDE_CONFIG", "1")]);
     assert!(!read(&v));
     assert!(!names(&v, "skills").contains(&"cc-skill".to_string()));
-    assert_eq!(v["claude_config"]["read"], json!(false));
+    assert_eq!(v["claudeConfig"]["read"], json!(false));
     assert_eq!(
-        v["claude_config"]["reason"],
+        v["claudeConfig"]["reason"],
         json!("WARDEN_NO_CLAUDE_CONFIG is set")
     );
     let text = stdout(&f.context_env(&["--no-hooks"], &[("WARDEN_NO_CLAUDE_CONFIG", "1")]));
@@ -759,7 +782,7 @@ fn claude_codes_user_files_are_not_read_when_turned_off() {
     let v = f.context_json(&["--no-hooks"]);
     assert!(!read(&v));
     assert_eq!(
-        v["claude_config"]["reason"],
+        v["claudeConfig"]["reason"],
         json!(format!(
             "\"readClaudeConfig\": false in {}",
             f.home.join("settings.json").display()

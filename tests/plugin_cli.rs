@@ -213,8 +213,8 @@ fn validate_reports_errors_with_locations_and_exit_codes() {
         &["plugin", "validate", "plugins", "--json", "--strict"],
     );
     assert_eq!(v["kind"], "marketplace");
-    assert_eq!(v["has_errors"], false);
-    assert_eq!(v["warning_count"], 0, "{v}");
+    assert_eq!(v["hasErrors"], false);
+    assert_eq!(v["warningCount"], 0, "{v}");
 
     // A wrong type on a known field: an error at plugin.json line 4, exit 1.
     let broken = dir.join("broken");
@@ -231,8 +231,8 @@ fn validate_reports_errors_with_locations_and_exit_codes() {
     let o = home.fails(&dir, &["plugin", "validate", "broken", "--json"]);
     let v: Value = serde_json::from_slice(&o.stdout).expect("validate --json");
     assert_eq!(v["kind"], "plugin");
-    assert_eq!(v["has_errors"], true);
-    assert_eq!(v["error_count"], 1);
+    assert_eq!(v["hasErrors"], true);
+    assert_eq!(v["errorCount"], 1);
     let d = &v["diagnostics"][0];
     assert_eq!(d["severity"], "error");
     assert_eq!(d["line"], 4);
@@ -662,12 +662,31 @@ fn git_marketplace_over_file_url_installs_and_updates() {
         true
     );
 
-    // Removing the marketplace from its only scope uninstalls its plugins.
-    let v = home.json(
-        &project,
-        &["plugin", "marketplace", "remove", "git-mkt", "--json"],
+    // Removing the marketplace from its only scope is refused while its plugins are
+    // installed; --uninstall-plugins removes it and says what it uninstalled.
+    let o = home.fails(&project, &["plugin", "marketplace", "remove", "git-mkt"]);
+    assert!(
+        stderr(&o).contains("has installed plugins: hello@git-mkt")
+            && stderr(&o).contains("--uninstall-plugins"),
+        "{}",
+        show(&o)
     );
-    assert_eq!(v["uninstalled"], json!(["hello@git-mkt"]));
+    assert_eq!(home.installed(&project).len(), 1);
+    let out = home.ok(
+        &project,
+        &[
+            "plugin",
+            "marketplace",
+            "remove",
+            "git-mkt",
+            "--uninstall-plugins",
+        ],
+    );
+    assert!(
+        out.contains("Also uninstalled 1 plugin from this marketplace:\n  hello@git-mkt"),
+        "{out}"
+    );
+    assert!(home.installed(&project).is_empty());
     assert!(home.installed(&project).is_empty());
 }
 
@@ -1008,7 +1027,7 @@ fn install_and_context_list_a_plugins_mcp_servers() {
     );
 
     let v = home.json(&project, &["context", "--json"]);
-    let listed = v["mcp_servers"].as_array().expect("mcp_servers");
+    let listed = v["mcpServers"].as_array().expect("mcpServers");
     let names: Vec<&str> = listed.iter().filter_map(|s| s["name"].as_str()).collect();
     assert!(
         names.contains(&"plugin:with-mcp:docs") && names.contains(&"plugin:with-mcp:local"),
@@ -1037,4 +1056,565 @@ fn validate_reports_a_broken_mcp_entry() {
         "{text}"
     );
     assert!(text.contains("url"), "{text}");
+}
+
+// ------------------------------------------------------------------ a new user's first steps
+
+/// A marketplace in `dir` named `name` with one plugin `hello` (a skill and a command hook
+/// whose script exists) and, when `ghost`, an entry whose source folder is missing.
+fn small_marketplace(dir: &Path, name: &str, ghost: bool) {
+    let mut plugins =
+        vec![json!({ "name": "hello", "source": "./hello", "description": "Says hello." })];
+    if ghost {
+        plugins.push(
+            json!({ "name": "ghost", "source": "./ghost", "description": "Not checked out." }),
+        );
+    }
+    write(
+        &dir.join(".claude-plugin/marketplace.json"),
+        &json!({ "name": name, "owner": { "name": "Tests" }, "plugins": plugins }).to_string(),
+    );
+    write(
+        &dir.join("hello/.claude-plugin/plugin.json"),
+        &json!({ "name": "hello", "version": "1.0.0", "description": "Says hello." }).to_string(),
+    );
+    write(
+        &dir.join("hello/skills/greet/SKILL.md"),
+        "---\nname: greet\ndescription: Greets the user.\n---\nSay hello.\n",
+    );
+}
+
+#[test]
+fn a_reserved_marketplace_name_is_allowed_from_a_local_copy_with_a_flag() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let local = work.join("official");
+    small_marketplace(&local, "claude-code-plugins", false);
+
+    // Refused by default, and the error names the way in.
+    let o = home.fails(&work, &["plugin", "marketplace", "add", "./official"]);
+    assert!(
+        stderr(&o).contains("reserved") && stderr(&o).contains("--allow-reserved-name"),
+        "{}",
+        show(&o)
+    );
+    // With the flag: added, with a warning that says why.
+    let o = home.run(
+        &work,
+        &[
+            "plugin",
+            "marketplace",
+            "add",
+            "./official",
+            "--allow-reserved-name",
+        ],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(
+        stdout(&o).contains("Successfully added marketplace: claude-code-plugins"),
+        "{}",
+        show(&o)
+    );
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning:") && err.contains("reserved") && err.contains("local"),
+        "{}",
+        show(&o)
+    );
+    home.ok(&work, &["plugin", "install", "hello@claude-code-plugins"]);
+
+    // A file:// clone is local too, and stays admitted on update.
+    let repo = work.join("repo");
+    small_marketplace(&repo, "claude-plugins-official", false);
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "catalog"]);
+    let url = format!("file://{}", repo.display());
+    home.fails(&work, &["plugin", "marketplace", "add", &url]);
+    home.ok(
+        &work,
+        &[
+            "plugin",
+            "marketplace",
+            "add",
+            &url,
+            "--allow-reserved-name",
+        ],
+    );
+    home.ok(
+        &work,
+        &["plugin", "marketplace", "update", "claude-plugins-official"],
+    );
+
+    // The flag is documented.
+    let help = home.ok(&work, &["plugin", "marketplace", "add", "--help"]);
+    assert!(help.contains("--allow-reserved-name"), "{help}");
+    assert!(help.contains("github.com/anthropics"), "{help}");
+}
+
+/// `warden … | head -1`: the reader is gone before warden writes (closed before the spawn, so a
+/// fast warden cannot finish first). Warden must end quietly, not panic with exit 101.
+fn into_closed_pipe(home: &Home, cwd: &Path, args: &[&str]) {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let o = home
+        .cmd(cwd, args)
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run warden");
+    let err = stderr(&o);
+    assert!(!err.contains("panicked"), "warden {args:?}: {err}");
+    assert_ne!(o.status.code(), Some(101), "warden {args:?}: {err}");
+}
+
+#[test]
+fn listing_into_a_closed_pipe_ends_quietly() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    small_marketplace(&work.join("mkt"), "small", false);
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    into_closed_pipe(&home, &work, &["plugin", "list", "--available"]);
+    into_closed_pipe(&home, &work, &["plugin", "marketplace", "list"]);
+    into_closed_pipe(&home, &work, &["skill", "list"]);
+    into_closed_pipe(&home, &work, &["context"]);
+}
+
+#[test]
+fn install_names_a_missing_marketplace_and_an_unusable_entry() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    small_marketplace(&work.join("mkt"), "small", true);
+
+    let o = home.fails(&work, &["plugin", "install", "x@nosuch-mkt"]);
+    assert!(
+        stderr(&o)
+            .contains("Marketplace \"nosuch-mkt\" is not known (no marketplaces have been added)")
+            && stderr(&o).contains("warden plugin marketplace add"),
+        "{}",
+        show(&o)
+    );
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    let o = home.fails(&work, &["plugin", "install", "x@nosuch-mkt"]);
+    assert!(
+        stderr(&o).contains("Marketplace \"nosuch-mkt\" is not known (known: small)"),
+        "{}",
+        show(&o)
+    );
+
+    // The entry whose folder is missing is listed as unavailable, with the cause.
+    let out = home.ok(&work, &["plugin", "list", "--available"]);
+    assert!(out.contains("hello@small — Says hello."), "{out}");
+    assert!(
+        out.contains("ghost@small (unavailable: source directory")
+            && out.contains("does not exist"),
+        "{out}"
+    );
+    let v = home.json(&work, &["plugin", "list", "--available", "--json"]);
+    let ghost = v["available"]
+        .as_array()
+        .expect("available")
+        .iter()
+        .find(|a| a["pluginId"] == "ghost@small")
+        .cloned()
+        .expect("ghost listed");
+    assert!(
+        ghost["unavailable"]
+            .as_str()
+            .is_some_and(|r| r.contains("does not exist")),
+        "{ghost}"
+    );
+    // And install says the cause, by full id or by bare name.
+    for spec in ["ghost@small", "ghost"] {
+        let o = home.fails(&work, &["plugin", "install", spec]);
+        let err = stderr(&o);
+        assert!(
+            err.contains("cannot be installed: source directory") && err.contains("does not exist"),
+            "{}",
+            show(&o)
+        );
+        assert!(!err.contains("not found"), "{}", show(&o));
+    }
+}
+
+#[test]
+fn install_warnings_name_the_installed_copy_once() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let mkt = work.join("mkt");
+    small_marketplace(&mkt, "small", false);
+    // A hooks file with a warning (an unknown event) and a file copy warning-free.
+    write(
+        &mkt.join("hello/hooks/hooks.json"),
+        &json!({ "hooks": { "NotAnEvent": [{ "hooks": [{ "type": "command", "command": "true" }] }] } })
+            .to_string(),
+    );
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    let o = home.run(&work, &["plugin", "install", "hello@small"]);
+    assert!(o.status.success(), "{}", show(&o));
+    let err = stderr(&o);
+    let warnings: Vec<&str> = err.lines().filter(|l| l.starts_with("warning:")).collect();
+    assert!(!warnings.is_empty(), "{}", show(&o));
+    assert!(!err.contains(".tmp/stage-"), "{}", show(&o));
+    let cache = home.path.join("plugins/cache/small/hello/1.0.0");
+    assert!(
+        warnings
+            .iter()
+            .all(|w| w.contains(&cache.join("hooks/hooks.json").display().to_string())),
+        "{}",
+        show(&o)
+    );
+    let mut unique = warnings.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), warnings.len(), "{}", show(&o));
+}
+
+#[test]
+fn check_summarises_configuration_warnings() {
+    let home = Home::new();
+    let (_p, project) = tempdir();
+    // Two settings problems: an unknown permission mode and a rule that cannot be parsed.
+    write(
+        &project.join(".claude/settings.json"),
+        &json!({ "permissions": { "allow": ["Bash(git push"], "deny": ["Read("] } }).to_string(),
+    );
+    let args = [
+        "check",
+        "--tool",
+        "Read",
+        "--input",
+        r#"{"file_path":"a.txt"}"#,
+    ];
+    let o = home.run(&project, &args);
+    assert!(o.status.success(), "{}", show(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("configuration warning") && err.contains("warden context"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(err.lines().count(), 1, "{}", show(&o));
+    // `tool` prints the result only, not the configuration's warnings.
+    write(&project.join("a.txt"), "hello\n");
+    let o = home.run(
+        &project,
+        &["tool", "Read", "--input", r#"{"file_path":"a.txt"}"#],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", show(&o));
+    let mut verbose = args.to_vec();
+    verbose.push("--verbose");
+    let o = home.run(&project, &verbose);
+    assert!(
+        stderr(&o)
+            .lines()
+            .filter(|l| l.starts_with("warning:"))
+            .count()
+            >= 1,
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn marketplace_remove_re_add_and_toggles_say_what_happens() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    small_marketplace(&work.join("mkt"), "small", false);
+    small_marketplace(&work.join("other"), "small", false);
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    home.ok(&work, &["plugin", "install", "hello@small"]);
+
+    // Re-adding the same folder is fine; another folder under the same name is refused.
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    let o = home.fails(&work, &["plugin", "marketplace", "add", "./other"]);
+    assert!(
+        stderr(&o).contains("is already added from directory") && stderr(&o).contains("--replace"),
+        "{}",
+        show(&o)
+    );
+    let list = home.json(&work, &["plugin", "marketplace", "list", "--json"]);
+    assert_eq!(list[0]["path"], json!(work.join("mkt")), "{list}");
+    let out = home.ok(
+        &work,
+        &["plugin", "marketplace", "add", "./other", "--replace"],
+    );
+    assert!(out.contains("now points at directory"), "{out}");
+    let list = home.json(&work, &["plugin", "marketplace", "list", "--json"]);
+    assert_eq!(list[0]["path"], json!(work.join("other")), "{list}");
+
+    // Disabling twice, enabling twice: the second says so and fails, as in Claude Code.
+    home.ok(&work, &["plugin", "disable", "hello"]);
+    let o = home.fails(&work, &["plugin", "disable", "hello"]);
+    assert_eq!(
+        stderr(&o).trim(),
+        "✘ Failed to disable plugin \"hello\": Plugin \"hello@small\" is already disabled"
+    );
+    let o = home.fails(&work, &["plugin", "disable", "hello@small", "--json"]);
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(v["outcome"], "failed");
+    assert_eq!(v["failureCode"], "already_in_goal_state");
+    assert_eq!(v["alreadyInGoalState"], true);
+    home.ok(&work, &["plugin", "enable", "hello"]);
+    let o = home.fails(&work, &["plugin", "enable", "hello"]);
+    assert!(stderr(&o).contains("is already enabled"), "{}", show(&o));
+
+    // Remove is refused while the plugin is installed, and changes nothing.
+    let o = home.fails(&work, &["plugin", "marketplace", "remove", "small"]);
+    assert!(
+        stderr(&o).contains("has installed plugins: hello@small"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(home.installed(&work).len(), 1);
+    assert_eq!(
+        home.json(&work, &["plugin", "marketplace", "list", "--json"])
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    let v = home.json(
+        &work,
+        &[
+            "plugin",
+            "marketplace",
+            "remove",
+            "small",
+            "--uninstall-plugins",
+            "--json",
+        ],
+    );
+    assert_eq!(v["uninstalled"], json!(["hello@small"]));
+    assert!(home.installed(&work).is_empty());
+}
+
+#[test]
+fn validate_flags_a_missing_hook_script_and_a_name_with_spaces() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let p = work.join("p");
+    write(
+        &p.join(".claude-plugin/plugin.json"),
+        &json!({ "name": "p", "version": "1.0.0", "description": "x" }).to_string(),
+    );
+    write(&p.join("scripts/present.sh"), "#!/bin/sh\n");
+    write(
+        &p.join("hooks/hooks.json"),
+        "{\n  \"hooks\": {\n    \"PreToolUse\": [{\n      \"matcher\": \"Bash\",\n      \"hooks\": [\n        { \"type\": \"command\", \"command\": \"\\\"${CLAUDE_PLUGIN_ROOT}/scripts/present.sh\\\"\" },\n        { \"type\": \"command\", \"command\": \"python3 \\\"${CLAUDE_PLUGIN_ROOT}/scripts/missing.py\\\" --x\" }\n      ]\n    }]\n  }\n}\n",
+    );
+    let out = home.ok(&work, &["plugin", "validate", "p"]);
+    assert!(
+        out.contains("hooks.json:7") && out.contains("scripts/missing.py, which does not exist"),
+        "{out}"
+    );
+    assert!(!out.contains("present.sh, which"), "{out}");
+    let o = home.fails(&work, &["plugin", "validate", "p", "--strict"]);
+    assert!(stdout(&o).contains("missing.py"), "{}", show(&o));
+
+    write(
+        &p.join(".claude-plugin/plugin.json"),
+        &json!({ "name": "my plugin", "version": "1.0.0" }).to_string(),
+    );
+    let o = home.fails(&work, &["plugin", "validate", "p"]);
+    assert!(
+        stdout(&o).contains("Plugin name cannot contain spaces"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn json_keys_are_camel_case() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    small_marketplace(&work.join("mkt"), "small", false);
+    let v = home.json(&work, &["plugin", "validate", "mkt", "--json"]);
+    for k in ["hasErrors", "errorCount", "warningCount", "diagnostics"] {
+        assert!(v.get(k).is_some(), "missing {k}: {v}");
+    }
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    home.ok(&work, &["plugin", "install", "hello"]);
+    let skills = home.json(&work, &["skill", "list", "--json"]);
+    let greet = skills
+        .as_array()
+        .expect("array")
+        .iter()
+        .find(|s| s["name"] == "hello:greet")
+        .cloned()
+        .expect("hello:greet");
+    for k in ["userInvocable", "disableModelInvocation"] {
+        assert!(greet.get(k).is_some(), "missing {k}: {greet}");
+    }
+    let v = home.json(&work, &["context", "--json", "--no-hooks"]);
+    for k in ["skillListing", "claudeConfig", "mcpServers"] {
+        assert!(v.get(k).is_some(), "missing {k}: {v}");
+    }
+    let shown = home.json(&work, &["skill", "show", "hello:greet", "--json"]);
+    assert!(shown.get("allowedTools").is_some(), "{shown}");
+}
+
+#[test]
+fn install_draws_no_progress_when_piped() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    small_marketplace(&work.join("mkt"), "small", false);
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    // Slow copies, so a bar would have time to draw.
+    let o = home
+        .cmd(&work, &["plugin", "install", "hello"])
+        .env(warden_plugins_copy_delay(), "50")
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{}", show(&o));
+    let err = stderr(&o);
+    assert!(
+        !err.contains('\r') && !err.contains("\x1b[") && !err.contains("Copying"),
+        "{err:?}"
+    );
+    assert_eq!(
+        stdout(&o).trim(),
+        "✔ Successfully installed plugin: hello@small (scope: user)"
+    );
+}
+
+/// On a terminal (util-linux `script` provides one) install draws its labelled bar; with stdout
+/// redirected, even with stderr still on the terminal, it draws nothing.
+#[test]
+fn install_draws_a_bar_only_when_stdout_and_stderr_are_terminals() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    }
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    small_marketplace(&work.join("mkt"), "small", false);
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    let on_terminal = |shell: &str| -> String {
+        let o = Command::new("script")
+            .args(["-qec", shell, "/dev/null"])
+            .current_dir(&work)
+            .env("WARDEN_HOME", &home.path)
+            .env("WARDEN_NO_CLAUDE_CONFIG", "1")
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .env(warden_plugins_copy_delay(), "50")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("NO_COLOR")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run script");
+        assert!(o.status.success(), "{}", show(&o));
+        stdout(&o)
+    };
+    let w = WARDEN;
+    let both = on_terminal(&format!("{w} plugin install hello@small"));
+    assert!(both.contains("Copying hello"), "{both:?}");
+    home.ok(&work, &["plugin", "uninstall", "hello"]);
+    let out = work.join("out.txt");
+    let piped = on_terminal(&format!(
+        "{w} plugin install hello@small > {}",
+        out.display()
+    ));
+    assert!(!piped.contains("Copying"), "{piped:?}");
+    let written = std::fs::read_to_string(&out).expect("stdout file");
+    assert!(
+        written.contains("Successfully installed plugin: hello@small"),
+        "{written}"
+    );
+}
+
+/// The variable that slows copies down (`warden_plugins::COPY_DELAY_ENV`).
+fn warden_plugins_copy_delay() -> &'static str {
+    "WARDEN_PLUGINS_COPY_DELAY_MS"
+}
+
+#[test]
+fn details_shows_an_installed_plugin() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    example_marketplace(&work);
+    home.ok(&work, &["plugin", "marketplace", "add", "./plugins"]);
+    home.ok(&work, &["plugin", "install", "protect-secrets", "--yes"]);
+
+    let out = home.ok(&work, &["plugin", "details", "protect-secrets"]);
+    for part in [
+        "protect-secrets@warden-examples",
+        "Status: enabled (scope: user)",
+        "Install path:",
+        "Digest:",
+        "WASM components (1)",
+        "sha256:",
+        "requested:",
+        "granted:",
+        "Hooks (",
+        "PreToolUse",
+        "Skills (",
+        "MCP servers (",
+    ] {
+        assert!(out.contains(part), "missing {part:?} in:\n{out}");
+    }
+    let v = home.json(
+        &work,
+        &[
+            "plugin",
+            "info",
+            "protect-secrets@warden-examples",
+            "--json",
+        ],
+    );
+    for k in [
+        "pluginId",
+        "version",
+        "scope",
+        "enabled",
+        "installPath",
+        "sha256",
+        "components",
+        "hooks",
+        "skills",
+        "agents",
+        "commands",
+        "mcpServers",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}: {v:#}");
+    }
+    let c = &v["components"][0];
+    for k in ["name", "path", "world", "sha256", "requested", "granted"] {
+        assert!(c.get(k).is_some(), "missing components[0].{k}: {v:#}");
+    }
+    assert!(
+        v["hooks"].as_array().is_some_and(|h| h
+            .iter()
+            .any(|h| h["event"] == "PreToolUse" && h["type"] == "wasm")),
+        "{v:#}"
+    );
+    let o = home.fails(&work, &["plugin", "details", "nosuch"]);
+    assert!(stderr(&o).contains("is not installed"), "{}", show(&o));
+}
+
+#[test]
+fn every_plugin_verb_that_takes_input_shows_examples() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    for verb in [
+        &["plugin", "validate"][..],
+        &["plugin", "install"],
+        &["plugin", "uninstall"],
+        &["plugin", "enable"],
+        &["plugin", "disable"],
+        &["plugin", "update"],
+        &["plugin", "list"],
+        &["plugin", "details"],
+        &["plugin", "grant"],
+        &["plugin", "marketplace", "add"],
+        &["plugin", "marketplace", "remove"],
+        &["plugin", "marketplace", "update"],
+    ] {
+        let mut args = verb.to_vec();
+        args.push("--help");
+        let out = home.ok(&work, &args);
+        assert!(
+            out.contains("Examples:\n  warden plugin"),
+            "{verb:?}:\n{out}"
+        );
+    }
 }

@@ -431,6 +431,7 @@ pub fn instructions_loaded_input(common: &CommonFields, file: &MemoryFile) -> Va
 
 /// What the `InstructionsLoaded` hooks did for one file.
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct HookFiring {
     /// The loaded file.
     pub file_path: PathBuf,

@@ -59,6 +59,10 @@ pub struct Args {
     /// Exit with the decision: 0 allow, 2 deny, 3 ask (and 1 for unusable input).
     #[arg(long)]
     exit_code: bool,
+    /// Print every configuration warning (by default only their number; `warden context`
+    /// lists them).
+    #[arg(short, long)]
+    verbose: bool,
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
@@ -110,9 +114,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         });
         println!("{out}");
     } else {
-        for w in &warnings {
-            style::warn(w);
-        }
+        super::print_config_warnings(&warnings, args.verbose);
         if args.explain {
             style::println!("{}", explain(&outcome, &why));
         }

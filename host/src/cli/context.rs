@@ -4,7 +4,7 @@
 //! files in load order with their `InstructionsLoaded` `load_reason`, rules (loaded or waiting for
 //! a matching file), the skill listing exactly as given to the model, every skill, command and
 //! agent under its (namespaced) name, every warning, and which files of Claude Code's own user
-//! directory were read (or why none were: `claude_config` in the JSON). Like a session, it fires
+//! directory were read (or why none were: `claudeConfig` in the JSON). Like a session, it fires
 //! the `InstructionsLoaded` hooks once per loaded file (`--no-hooks` skips them). Exit 0; exit 2
 //! only for unusable input.
 
@@ -51,7 +51,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut firings = Vec::new();
     if !args.no_hooks {
         let config = session.hook_config();
+        // A plugin's hooks file is checked twice, by the plugin loader (its diagnostics are
+        // already in the warnings) and by the hooks engine, each in its own words: a file the
+        // loader reported on is reported once, in the loader's words.
+        let reported: std::collections::HashSet<&std::path::Path> = session
+            .plugins
+            .iter()
+            .flat_map(|p| p.plugin.diagnostics.iter().map(|d| d.file.as_path()))
+            .collect();
         for w in &config.warnings {
+            let file = w
+                .origin
+                .trim_end_matches(" (inline hooks)")
+                .trim_end_matches(" (warden)");
+            if reported.contains(std::path::Path::new(file)) {
+                continue;
+            }
             ctx.warnings
                 .push(Warning::new(std::path::Path::new(&w.origin), &w.message));
         }
@@ -91,14 +106,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ctx.warnings
             .push(Warning::new(std::path::Path::new("MCP"), p.clone()));
     }
+    // One problem, one line: the same warning reached through two paths is listed once.
+    let mut seen: Vec<Warning> = Vec::new();
+    ctx.warnings.retain(|w| {
+        let new = !seen.contains(w);
+        if new {
+            seen.push(w.clone());
+        }
+        new
+    });
     if args.json {
         let mut v = serde_json::to_value(&ctx)?;
         if let Some(m) = v.as_object_mut() {
             m.insert(
-                "instructions_loaded_hooks".into(),
+                "instructionsLoadedHooks".into(),
                 serde_json::to_value(&firings)?,
             );
-            m.insert("mcp_servers".into(), serde_json::Value::Array(servers));
+            m.insert("mcpServers".into(), serde_json::Value::Array(servers));
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {

@@ -13,6 +13,7 @@ mod hook_wasm;
 mod mcp;
 mod new;
 mod plugin;
+mod progress;
 mod run;
 mod serve;
 mod skill;
@@ -222,5 +223,31 @@ pub(crate) fn first_line(s: &str, max: usize) -> String {
         format!("{}…", line.chars().take(max).collect::<String>())
     } else {
         line.to_string()
+    }
+}
+
+/// Prints configuration warnings on stderr for a command that is about something else (`check`,
+/// `tool`): every one with `verbose`, else one line with their number, so a script calling the
+/// command in a loop is not flooded with the same list each time. Duplicates count once.
+pub(crate) fn print_config_warnings(warnings: &[String], verbose: bool) {
+    let mut unique: Vec<&String> = Vec::new();
+    for w in warnings {
+        if !unique.contains(&w) {
+            unique.push(w);
+        }
+    }
+    match (unique.len(), verbose) {
+        (0, _) => {}
+        (_, true) => {
+            for w in unique {
+                eprintln!("warning: {w}");
+            }
+        }
+        (1, false) => {
+            eprintln!("warden: 1 configuration warning; see `warden context` (or pass --verbose)")
+        }
+        (n, false) => eprintln!(
+            "warden: {n} configuration warnings; see `warden context` (or pass --verbose)"
+        ),
     }
 }

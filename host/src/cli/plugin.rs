@@ -2,8 +2,8 @@
 //!
 //! Every verb prints the `Display` form of its result, or the `Serialize` form with `--json`,
 //! and exits 0 on success and 1 on any error (errors are printed as `✘ …` on stderr, worded
-//! like Claude Code's and saying what to do next). Progress bars are drawn only when stderr is
-//! a terminal and never with `--json`.
+//! like Claude Code's and saying what to do next). Progress bars are drawn only when stdout and
+//! stderr are terminals and never with `--json` (see [`super::progress`]).
 //!
 //! Installing or updating a plugin whose WASM components ask for capabilities (fs, net, env,
 //! exec) needs consent: a `y/N` question on a terminal, `--yes` for everything it asks, or
@@ -21,6 +21,7 @@ use warden_config::{Home, Scope};
 use warden_plugins::{Consent, InstallOutcome, PluginError, PluginManager, VerifyStatus};
 
 mod consent;
+mod details;
 
 use consent::ConsentMode;
 
@@ -35,28 +36,70 @@ pub struct Args {
 enum Cmd {
     /// Check a plugin or marketplace directory (plugin.json, hooks, frontmatter,
     /// marketplace.json); exit 1 when it has errors.
+    #[command(after_help = "Examples:
+  warden plugin validate ./my-plugin
+  warden plugin validate ./my-marketplace --strict
+  warden plugin validate ./my-plugin --json")]
     Validate(ValidateArgs),
     /// Add, list, remove or update marketplaces.
     #[command(subcommand)]
     Marketplace(MarketplaceCmd),
     /// Install a plugin from a known marketplace.
-    #[command(visible_alias = "i")]
+    #[command(
+        visible_alias = "i",
+        after_help = "Examples:
+  warden plugin install protect-secrets
+  warden plugin install protect-secrets@warden-examples --scope project
+  warden plugin install my-guard@my-marketplace --grant exec:git --grant env:HOME
+  warden plugin install protect-secrets --yes --json"
+    )]
     Install(InstallArgs),
     /// Uninstall a plugin.
-    #[command(visible_aliases = ["remove", "rm"])]
+    #[command(
+        visible_aliases = ["remove", "rm"],
+        after_help = "Examples:
+  warden plugin uninstall protect-secrets
+  warden plugin uninstall protect-secrets@warden-examples --scope project --keep-data"
+    )]
     Uninstall(UninstallArgs),
-    /// Enable an installed plugin.
+    /// Enable an installed plugin (exit 1 if it is already enabled).
+    #[command(after_help = "Examples:
+  warden plugin enable protect-secrets
+  warden plugin enable protect-secrets@warden-examples --scope local")]
     Enable(EnableArgs),
-    /// Disable an installed plugin.
+    /// Disable an installed plugin (exit 1 if it is already disabled).
+    #[command(after_help = "Examples:
+  warden plugin disable protect-secrets
+  warden plugin disable protect-secrets@warden-examples --scope project --json")]
     Disable(EnableArgs),
     /// Update a plugin to the version its marketplace lists now.
+    #[command(after_help = "Examples:
+  warden plugin update protect-secrets
+  warden plugin update protect-secrets@warden-examples --scope user --yes")]
     Update(UpdateArgs),
     /// List installed plugins (and, with --available, the ones that can be installed).
+    #[command(after_help = "Examples:
+  warden plugin list
+  warden plugin list --available
+  warden plugin list --json")]
     List(ListArgs),
+    /// Show an installed plugin: version, install path, digest, enabled state, its WASM
+    /// components (world, sha256, capabilities requested and granted), hooks, skills, agents,
+    /// commands and MCP servers.
+    #[command(
+        visible_alias = "info",
+        after_help = "Examples:
+  warden plugin details protect-secrets
+  warden plugin details protect-secrets@warden-examples --json"
+    )]
+    Details(DetailsArgs),
     /// Re-hash every installed plugin and compare with the digest recorded at install; exit 1
     /// when one was modified or is missing (`warden plugin install` restores it).
     Verify(JsonArgs),
     /// Grant an installed plugin the capabilities it requests (after a lost or reset grant).
+    #[command(after_help = "Examples:
+  warden plugin grant protect-secrets
+  warden plugin grant my-guard@my-marketplace --grant exec:git --grant env:HOME")]
     Grant(GrantArgs),
 }
 
@@ -64,13 +107,29 @@ enum Cmd {
 enum MarketplaceCmd {
     /// Add a marketplace: a directory, a git URL (`https://…`, `file://…`, `git@host:path`,
     /// optional `#ref`) or `owner/repo[@ref]`.
+    #[command(after_help = "Examples:
+  warden plugin marketplace add ./plugins
+  warden plugin marketplace add https://github.com/owner/repo.git#v1.2
+  warden plugin marketplace add owner/repo@main --scope project
+  warden plugin marketplace add ~/src/claude-code --allow-reserved-name
+  warden plugin marketplace add ./other-copy --replace")]
     Add(MarketplaceAddArgs),
     /// List known marketplaces.
     List(JsonArgs),
-    /// Remove a marketplace (removing it from its last scope uninstalls its plugins).
-    #[command(visible_alias = "rm")]
+    /// Remove a marketplace (refused while plugins installed from it remain, unless
+    /// --uninstall-plugins).
+    #[command(
+        visible_alias = "rm",
+        after_help = "Examples:
+  warden plugin marketplace remove warden-examples
+  warden plugin marketplace remove warden-examples --uninstall-plugins
+  warden plugin marketplace remove warden-examples --scope project"
+    )]
     Remove(MarketplaceRemoveArgs),
     /// Refresh one marketplace, or all when no name is given.
+    #[command(after_help = "Examples:
+  warden plugin marketplace update
+  warden plugin marketplace update warden-examples --json")]
     Update(MarketplaceUpdateArgs),
 }
 
@@ -121,6 +180,15 @@ struct MarketplaceAddArgs {
     /// Settings file that declares the marketplace.
     #[arg(short, long, value_enum, default_value = "user")]
     scope: ScopeArg,
+    /// Accept a reserved marketplace name (`claude-code-plugins`, `claude-plugins-official`,
+    /// …) from a local source: a directory or a `file://` clone, e.g. a checkout of an
+    /// official marketplace. A remote source may use a reserved name only from
+    /// github.com/anthropics, with or without this flag.
+    #[arg(long)]
+    allow_reserved_name: bool,
+    /// Point a marketplace name that is already added at this new source.
+    #[arg(long)]
+    replace: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -133,6 +201,10 @@ struct MarketplaceRemoveArgs {
     /// Settings file to remove the declaration from.
     #[arg(short, long, value_enum, default_value = "user")]
     scope: ScopeArg,
+    /// Also uninstall the plugins installed from it (otherwise removal is refused while any
+    /// remain).
+    #[arg(long)]
+    uninstall_plugins: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -226,6 +298,15 @@ struct ListArgs {
 }
 
 #[derive(clap::Args)]
+struct DetailsArgs {
+    /// Installed plugin (`<plugin>` or `<plugin>@<marketplace>`).
+    plugin: String,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(clap::Args)]
 struct GrantArgs {
     /// Installed plugin (`<plugin>` or `<plugin>@<marketplace>`).
     plugin: String,
@@ -256,10 +337,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Cmd::List(a) => a.json,
         Cmd::Verify(a) => a.json,
         Cmd::Grant(a) => a.json,
+        Cmd::Details(a) => a.json,
     };
-    // Bars go to stderr: draw them only for a person watching it, never around JSON output.
-    let quiet = json || !std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mgr = PluginManager::new(home, cwd).quiet(quiet);
+    // Bars go to stderr: draw them only for a person watching, never around JSON output.
+    let mgr = PluginManager::new(home, cwd).quiet(!super::progress::shown(json));
     Ok(match args.command {
         Cmd::Validate(a) => validate(&a),
         Cmd::Marketplace(m) => marketplace(&mgr, m),
@@ -275,24 +356,57 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Cmd::Enable(a) => {
             let r = mgr.enable(&a.plugin, a.scope.map(Into::into));
-            report(
-                a.json,
-                "enable",
-                r.map_err(|e| format!("Failed to enable plugin \"{}\": {e}", a.plugin)),
-            )
+            toggled(a.json, "enable", &a.plugin, r)
         }
         Cmd::Disable(a) => {
             let r = mgr.disable(&a.plugin, a.scope.map(Into::into));
-            report(
-                a.json,
-                "disable",
-                r.map_err(|e| format!("Failed to disable plugin \"{}\": {e}", a.plugin)),
-            )
+            toggled(a.json, "disable", &a.plugin, r)
         }
         Cmd::List(a) => list(&mgr, &a),
         Cmd::Verify(a) => verify(&mgr, a.json),
         Cmd::Grant(a) => grant(&mgr, a),
+        Cmd::Details(a) => details::run(&mgr, &a.plugin, a.json),
     })
+}
+
+/// Prints the result of enable or disable. A plugin already in the asked state is a failure,
+/// as in Claude Code: `Plugin "<p>" is already disabled`, exit 1, and with `--json` its
+/// `failureCode: already_in_goal_state`.
+fn toggled(
+    json: bool,
+    command: &str,
+    plugin: &str,
+    r: Result<warden_plugins::EnableOutput, PluginError>,
+) -> ExitCode {
+    match r {
+        Ok(v) => {
+            print(json, &v);
+            ExitCode::SUCCESS
+        }
+        Err(e @ PluginError::AlreadyInState { .. }) => {
+            let message = e.to_string();
+            if json {
+                println!(
+                    "{}",
+                    json!({
+                        "command": command,
+                        "outcome": "failed",
+                        "plugin": plugin,
+                        "message": message,
+                        "failureCode": "already_in_goal_state",
+                        "alreadyInGoalState": true,
+                    })
+                );
+            }
+            eprintln!("✘ Failed to {command} plugin \"{plugin}\": {message}");
+            ExitCode::from(1)
+        }
+        Err(e) => fail(
+            json,
+            command,
+            &format!("Failed to {command} plugin \"{plugin}\": {e}"),
+        ),
+    }
 }
 
 // ------------------------------------------------------------------ output
@@ -432,8 +546,14 @@ impl Display for Updated {
 fn marketplace(mgr: &PluginManager, cmd: MarketplaceCmd) -> ExitCode {
     match cmd {
         MarketplaceCmd::Add(a) => {
+            let mgr = mgr.clone().allow_reserved_names(a.allow_reserved_name);
             let r = mgr
-                .marketplace_add(&a.source, a.scope.into())
+                .marketplace_add_with(&a.source, a.scope.into(), a.replace)
+                .inspect(|o| {
+                    for w in &o.warnings {
+                        eprintln!("warning: {w}");
+                    }
+                })
                 .map_err(|e| match e {
                     // Claude Code prints this one without the "Failed to add" prefix.
                     PluginError::PathNotFound(_) => format!(
@@ -456,7 +576,7 @@ fn marketplace(mgr: &PluginManager, cmd: MarketplaceCmd) -> ExitCode {
         },
         MarketplaceCmd::Remove(a) => {
             let r = mgr
-                .marketplace_remove(&a.name, a.scope.into())
+                .marketplace_remove(&a.name, a.scope.into(), a.uninstall_plugins)
                 .map_err(|e| format!("Failed to remove marketplace: {e}"));
             report(a.json, "marketplace-remove", r)
         }
@@ -609,14 +729,13 @@ fn precompile(json: bool, r: &warden_plugins::InstallReport) {
     let Ok(runtime) = Runtime::shared(config) else {
         return;
     };
-    let quiet = json || !std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let bar = if quiet {
-        indicatif::ProgressBar::hidden()
-    } else {
-        indicatif::ProgressBar::new(section.components.len() as u64)
-    };
+    let bar = super::progress::progress(json).bar_of(
+        section.components.len() as u64,
+        format!("Compiling {}", r.plugin_id),
+        "components",
+    );
     for (name, component) in &section.components {
-        bar.set_message(format!("compiling {name}"));
+        bar.set_message(format!("Compiling {} ({name})", r.plugin_id));
         let world = match component.world {
             warden_plugins::World::Hook => World::Hook,
             warden_plugins::World::Tool => World::Tool,

@@ -58,7 +58,7 @@ struct ShowArgs {
     /// Value of `${CLAUDE_EFFORT}`.
     #[arg(long)]
     effort: Option<String>,
-    /// Print `{"name", "content", "allowed_tools"}` as JSON.
+    /// Print `{"name", "content", "allowedTools", …}` as JSON.
     #[arg(long)]
     json: bool,
 }

@@ -36,6 +36,7 @@ pub enum AgentSource {
 
 /// A loaded subagent definition.
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Agent {
     /// The `agent_type` (namespaced for plugins).
     pub name: String,

@@ -99,6 +99,7 @@ impl ContextOptions {
 
 /// Everything the instruction layer puts in context.
 #[derive(Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Context {
     /// Loaded memory files and rules, in context order, each with its load reason.
     pub memory: Vec<MemoryFile>,
@@ -130,6 +131,7 @@ pub struct Context {
 
 /// What a session read of Claude Code's user configuration (`warden context` shows it).
 #[derive(Debug, Clone, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ClaudeConfigReport {
     /// Whether the directory was read.
     pub read: bool,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 /// One problem found while loading instructions. Loading never stops on bad input; the file or
 /// value concerned is skipped (or read leniently) and a warning records why.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Warning {
     /// The file the warning is about.
     pub file: PathBuf,

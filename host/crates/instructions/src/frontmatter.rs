@@ -105,6 +105,7 @@ pub const KNOWN_KEYS: &[&str] = &[
 
 /// A parsed markdown file: its frontmatter and body.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Document {
     /// Top-level frontmatter keys and values (empty when the file has none).
     pub frontmatter: Map<String, Value>,

@@ -108,6 +108,7 @@ pub enum MemoryKind {
 
 /// One loaded memory file, with the fields of its `InstructionsLoaded` event.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct MemoryFile {
     /// The file as found (not symlink-resolved).
     pub path: PathBuf,
@@ -158,6 +159,7 @@ impl MemoryFile {
 
 /// A discovered rule and whether it is in context yet.
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RuleInfo {
     /// The rule file.
     pub path: PathBuf,

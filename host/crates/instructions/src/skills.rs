@@ -60,6 +60,7 @@ pub enum SkillKind {
 
 /// A loaded skill or command.
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Skill {
     /// The name it is invoked by (`plugin:name` for plugins).
     pub name: String,
@@ -514,6 +515,7 @@ pub struct RenderOptions<'a> {
 
 /// A skill ready to be sent.
 #[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct RenderedSkill {
     /// The invoked name.
     pub name: String,

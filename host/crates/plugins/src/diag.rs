@@ -111,6 +111,7 @@ pub enum ReportKind {
 
 /// The result of [`crate::validate()`]: every diagnostic for one directory.
 #[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Report {
     /// The directory validated.
     pub path: PathBuf,

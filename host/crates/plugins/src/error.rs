@@ -43,9 +43,61 @@ pub enum PluginError {
     },
     /// No known marketplace of this name.
     #[error(
-        "Marketplace \"{0}\" is not known. Run `warden plugin marketplace list`, or add it with `warden plugin marketplace add`."
+        "Marketplace \"{name}\" is not known ({}). Add it with `warden plugin marketplace add <dir | git URL | owner/repo>`.",
+        if known.is_empty() { "no marketplaces have been added".to_string() } else { format!("known: {}", known.join(", ")) }
     )]
-    UnknownMarketplace(String),
+    UnknownMarketplace {
+        /// The name asked for.
+        name: String,
+        /// The marketplaces that are known.
+        known: Vec<String>,
+    },
+    /// The marketplace lists the plugin, but its entry cannot be used.
+    #[error(
+        "Plugin \"{plugin}\" in marketplace \"{marketplace}\" cannot be installed: {reason}. Run `warden plugin validate {}` for the marketplace's other problems.",
+        root.display()
+    )]
+    Unusable {
+        /// Plugin name.
+        plugin: String,
+        /// Marketplace name.
+        marketplace: String,
+        /// Marketplace directory.
+        root: PathBuf,
+        /// Why (what `validate` reports for the entry).
+        reason: String,
+    },
+    /// `marketplace add` of a known name whose source differs.
+    #[error(
+        "Marketplace \"{name}\" is already added from {old}; not re-pointing it at {new}. Pass --replace to point it at the new source (installed plugins then update from there), or remove it first."
+    )]
+    MarketplaceSourceChanged {
+        /// Name.
+        name: String,
+        /// The recorded source.
+        old: String,
+        /// The source given now.
+        new: String,
+    },
+    /// `marketplace remove` while plugins from it are installed.
+    #[error(
+        "Marketplace \"{name}\" has installed plugins: {}. Uninstall them first, or pass --uninstall-plugins to remove the marketplace and uninstall them.",
+        plugins.join(", ")
+    )]
+    MarketplaceInUse {
+        /// Name.
+        name: String,
+        /// Installed plugin ids from it.
+        plugins: Vec<String>,
+    },
+    /// `enable` of an enabled plugin, `disable` of a disabled one (Claude Code's wording).
+    #[error("Plugin \"{plugin}\" is already {}", if *enabled { "enabled" } else { "disabled" })]
+    AlreadyInState {
+        /// Plugin id.
+        plugin: String,
+        /// The state it is in.
+        enabled: bool,
+    },
     /// A local path given to `marketplace add` does not exist.
     #[error("Path does not exist: {}", .0.display())]
     PathNotFound(PathBuf),
@@ -64,9 +116,19 @@ pub enum PluginError {
     },
     /// A reserved marketplace name from a source outside github.com/anthropics.
     #[error(
-        "marketplace name `{0}` is reserved for github.com/anthropics; rename the marketplace, or allow reserved names explicitly"
+        "marketplace name `{name}` is reserved for github.com/anthropics; {}",
+        if *local {
+            "for a local copy (a directory or a file:// clone), pass --allow-reserved-name to add it anyway"
+        } else {
+            "a remote source may use it only from github.com/anthropics; rename the marketplace"
+        }
     )]
-    ReservedName(String),
+    ReservedName {
+        /// The name.
+        name: String,
+        /// Whether the source is local (a directory or `file://`), where it can be allowed.
+        local: bool,
+    },
     /// The plugin failed to load.
     #[error(transparent)]
     Load(#[from] LoadError),

@@ -23,7 +23,7 @@ pub mod manifest;
 pub mod marketplace;
 pub mod names;
 pub mod namespace;
-mod progress;
+pub mod progress;
 pub mod store;
 mod util;
 pub mod validate;
@@ -39,5 +39,6 @@ pub use loader::{
 pub use manager::*;
 pub use manifest::{ComponentSpec, PluginManifest};
 pub use marketplace::{Marketplace, MarketplaceEntry, PluginSource, load_marketplace};
+pub use progress::Progress;
 pub use validate::validate;
 pub use warden::{WARDEN_TOML, WardenComponent, WardenSection, World};

@@ -207,6 +207,10 @@ pub struct Marketplace {
     pub plugins: Vec<MarketplaceEntry>,
     /// `renames`: old name → new name (or removed).
     pub renames: BTreeMap<String, Option<String>>,
+    /// Entries that name a plugin but cannot be used (a source folder that does not exist,
+    /// a bad source, …): entry name → the error, as `validate` reports it.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub unusable: BTreeMap<String, String>,
 }
 
 impl Marketplace {
@@ -427,13 +431,22 @@ pub fn parse_marketplace(
         ),
     }
     let mut plugins = Vec::new();
+    let mut unusable = BTreeMap::new();
     match top.get("plugins") {
         Some(Value::Array(items)) => {
             let mut seen = BTreeSet::new();
             for (i, item) in items.iter().enumerate() {
-                if let Some(e) =
-                    parse_entry(i, item, file, text, root, plugin_root.as_deref(), diags)
+                let before = diags.len();
+                let parsed = parse_entry(i, item, file, text, root, plugin_root.as_deref(), diags);
+                if parsed.is_none()
+                    && let Some(n) = item.get("name").and_then(Value::as_str)
+                    && let Some(d) = diags[before..].iter().find(|d| d.is_error())
                 {
+                    let prefix = format!("plugins[{i}] ({n}): ");
+                    let reason = d.message.strip_prefix(&prefix).unwrap_or(&d.message);
+                    unusable.insert(n.to_string(), reason.to_string());
+                }
+                if let Some(e) = parsed {
                     if !seen.insert(e.name.clone()) {
                         let at = find_value(text, &format!("name\": \"{}", e.name), 1);
                         diags.push(Diagnostic::error(file, format!("plugins[{i}]: duplicate plugin name `{}`; entry names must be unique", e.name)).at(at));
@@ -479,6 +492,7 @@ pub fn parse_marketplace(
         root: root.to_path_buf(),
         plugins,
         renames,
+        unusable,
     })
 }
 

@@ -1,10 +1,14 @@
-//! Progress bars for clone and copy (hidden when the caller asks for quiet output).
+//! Progress bars for clone, copy and compile (hidden when the caller asks for quiet output).
+//!
+//! One style for every bar Warden draws: the plugin verbs use it for clones and copies, the CLI
+//! for compiling components after an install.
 
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Makes progress bars, or hidden ones when `quiet`.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Progress {
+pub struct Progress {
+    /// Draw nothing.
     pub quiet: bool,
 }
 
@@ -23,13 +27,19 @@ impl Progress {
         pb
     }
 
-    /// A bar over `len` items (files copied).
+    /// A bar over `len` files (copied).
     pub fn bar(&self, len: u64, msg: String) -> ProgressBar {
+        self.bar_of(len, msg, "files")
+    }
+
+    /// A bar over `len` items of `unit` (`files`, `components`), labelled with `msg`.
+    pub fn bar_of(&self, len: u64, msg: String, unit: &str) -> ProgressBar {
         if self.quiet {
             return ProgressBar::hidden();
         }
         let pb = ProgressBar::new(len);
-        if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} files") {
+        let template = format!("{{msg}} [{{bar:30}}] {{pos}}/{{len}} {unit}");
+        if let Ok(style) = ProgressStyle::with_template(&template) {
             pb.set_style(style.progress_chars("=> "));
         }
         pb.set_message(msg);

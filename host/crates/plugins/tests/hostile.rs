@@ -134,7 +134,7 @@ fn marketplace_remove_never_deletes_outside_the_marketplaces_directory() {
     );
     let out = env
         .manager()
-        .marketplace_remove("../../../victim", Scope::User)
+        .marketplace_remove("../../../victim", Scope::User, true)
         .expect("an unsafe name is forgotten");
     assert_eq!(out.marketplace, "../../../victim");
     assert_victim_intact(&v);

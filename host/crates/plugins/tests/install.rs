@@ -232,9 +232,17 @@ fn directory_marketplace_full_lifecycle_in_claude_code_shapes() {
         Err(PluginError::NotInstalled { .. })
     ));
 
-    // Removing the marketplace from its last scope uninstalls its plugins.
+    // Removing the marketplace from its last scope is refused while plugins from it are
+    // installed, and uninstalls them when asked to.
+    match m.marketplace_remove("demo-mkt", Scope::User, false) {
+        Err(PluginError::MarketplaceInUse { plugins, .. }) => {
+            assert_eq!(plugins, vec!["nover@demo-mkt".to_string()])
+        }
+        other => panic!("expected MarketplaceInUse, got {other:?}"),
+    }
+    assert_eq!(m.marketplace_list().expect("list").len(), 1);
     let rm = m
-        .marketplace_remove("demo-mkt", Scope::User)
+        .marketplace_remove("demo-mkt", Scope::User, true)
         .expect("remove");
     assert_eq!(rm.uninstalled, vec!["nover@demo-mkt".to_string()]);
     assert!(
@@ -300,7 +308,7 @@ fn errors_use_claude_code_wording() {
     );
     assert!(matches!(
         m.marketplace_add(res.to_str().expect("utf8"), Scope::User),
-        Err(PluginError::ReservedName(_))
+        Err(PluginError::ReservedName { local: true, .. })
     ));
     env.manager()
         .allow_reserved_names(true)

@@ -178,9 +178,22 @@ impl PluginManager {
         };
         let k = known
             .get(mkt_name)
-            .ok_or_else(|| PluginError::UnknownMarketplace(mkt_name.to_string()))?;
+            .ok_or_else(|| self.unknown_marketplace(mkt_name, &known))?;
         let m = self.read_catalog(&k.install_location)?;
-        let entry = m.entry(name).ok_or_else(not_found)?.clone();
+        let entry = match m.entry(name) {
+            Some(e) => e.clone(),
+            None => {
+                return Err(match m.unusable.get(name) {
+                    Some(reason) => PluginError::Unusable {
+                        plugin: name.to_string(),
+                        marketplace: mkt_name.to_string(),
+                        root: m.root.clone(),
+                        reason: reason.clone(),
+                    },
+                    None => not_found(),
+                });
+            }
+        };
         let id = plugin_id(name, mkt_name);
         // Both become cache directories; the catalog parser already refuses unsafe names, this
         // also covers state files written by other tools.
@@ -211,6 +224,10 @@ impl PluginManager {
         let (git_sha, copy_warnings) =
             self.fetch(&id, &m, &entry, staging.path(), &plugin_dir, limits)?;
 
+        // Where warnings may name the staging copy, which is moved away below.
+        let staged_paths: Vec<PathBuf> = std::iter::once(plugin_dir.clone())
+            .chain(plugin_dir.canonicalize().ok())
+            .collect();
         let mfile = m.root.join(MARKETPLACE_FILE);
         let loaded = load_plugin_with(
             &plugin_dir,
@@ -289,6 +306,7 @@ impl PluginManager {
             && let Some(prev) = &previous
             && prev.version == version
         {
+            let warnings = relocate(warnings, &staged_paths, &prev.install_path);
             return Ok(InstallOutcome::Installed(InstallReport {
                 command,
                 outcome: "up-to-date",
@@ -438,6 +456,7 @@ impl PluginManager {
         } else {
             format!("✔ Successfully installed plugin: {id} (scope: {scope})")
         };
+        let warnings = relocate(warnings, &staged_paths, &final_dir);
         Ok(InstallOutcome::Installed(InstallReport {
             command,
             outcome: "ok",
@@ -576,4 +595,26 @@ impl PluginManager {
             kept_data: keep_data && last,
         })
     }
+}
+
+/// The warnings found in the staging copy, about the installed copy: paths under `staged`
+/// now name `installed` (the staging directory is deleted), and each problem is listed once.
+fn relocate(warnings: Vec<Diagnostic>, staged: &[PathBuf], installed: &Path) -> Vec<Diagnostic> {
+    let to = installed.to_string_lossy().to_string();
+    let mut out: Vec<Diagnostic> = Vec::with_capacity(warnings.len());
+    for mut d in warnings {
+        for s in staged {
+            if let Ok(rest) = d.file.strip_prefix(s) {
+                d.file = installed.join(rest);
+            }
+            let from = s.to_string_lossy().to_string();
+            if !from.is_empty() {
+                d.message = d.message.replace(&from, &to);
+            }
+        }
+        if !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
 }

@@ -7,13 +7,14 @@
 //! |---|---|
 //! | `warden plugin marketplace add <dir\|git URL\|owner/repo> [-s]` | [`PluginManager::marketplace_add`] |
 //! | `warden plugin marketplace list` | [`PluginManager::marketplace_list`] |
-//! | `warden plugin marketplace remove <name> [-s]` | [`PluginManager::marketplace_remove`] |
+//! | `warden plugin marketplace remove <name> [-s] [--uninstall-plugins]` | [`PluginManager::marketplace_remove`] |
 //! | `warden plugin marketplace update [name]` | [`PluginManager::marketplace_update`] |
 //! | `warden plugin install <p>[@m] [-s] [--yes]` | [`PluginManager::install_with_consent`] |
 //! | `warden plugin update <p> [-s] [--yes]` | [`PluginManager::update_with_consent`] |
 //! | `warden plugin uninstall <p> [-s] [--keep-data]` | [`PluginManager::uninstall`] |
 //! | `warden plugin enable/disable <p> [-s]` | [`PluginManager::enable`] / [`PluginManager::disable`] |
 //! | `warden plugin list [--available]` | [`PluginManager::list`] |
+//! | `warden plugin details <p>` | [`PluginManager::details`] |
 //! | `warden plugin verify` | [`PluginManager::verify`] |
 //! | `warden plugin grant <p>` | [`PluginManager::grant`] |
 //! | `warden plugin validate <dir>` | [`crate::validate()`] |
@@ -45,6 +46,7 @@
 
 mod cache;
 mod copy;
+mod details;
 mod install;
 mod marketplace;
 mod report;
@@ -67,6 +69,7 @@ use crate::util::now_iso;
 
 pub use crate::error::PluginError;
 pub use copy::{COPY_DELAY_ENV, CopyLimits};
+pub use details::{ComponentDetails, HookDetails, PluginDetails, ServerDetails};
 pub use install::{Consent, InstallOptions};
 pub use report::*;
 
@@ -173,7 +176,7 @@ impl PluginManager {
         for (mname, k) in &known {
             let mut d = Vec::new();
             if let Some(m) = load_marketplace(&k.install_location, &mut d)
-                && m.entry(spec).is_some()
+                && (m.entry(spec).is_some() || m.unusable.contains_key(spec))
             {
                 hits.push(mname.clone());
             }
@@ -249,6 +252,17 @@ impl PluginManager {
             None => self.installed_scope(&id, None).unwrap_or(Scope::User),
         };
         let settings = self.settings_file(scope)?;
+        // The value this scope sets, else the plugin's effective state here.
+        let current = enabled_plugins_in(&settings)
+            .get(&id)
+            .and_then(Value::as_bool)
+            .unwrap_or_else(|| self.is_enabled(&id, true));
+        if current == on {
+            return Err(PluginError::AlreadyInState {
+                plugin: id,
+                enabled: on,
+            });
+        }
         edit_settings(&settings, |m| {
             let ep = m.entry("enabledPlugins").or_insert_with(|| json!({}));
             if !ep.is_object() {
@@ -318,7 +332,23 @@ impl PluginManager {
                             marketplace_name: mname.clone(),
                             description: e.description,
                             version: e.version,
-                            source: e.source,
+                            source: Some(e.source),
+                            unavailable: None,
+                        });
+                    }
+                }
+                // Listed but unusable: shown with the reason, so `install` is not a surprise.
+                for (name, reason) in m.unusable {
+                    let pid = plugin_id(&name, &mname);
+                    if !installed.plugins.contains_key(&pid) {
+                        avail.push(AvailablePlugin {
+                            plugin_id: pid,
+                            name,
+                            marketplace_name: mname.clone(),
+                            description: None,
+                            version: None,
+                            source: None,
+                            unavailable: Some(reason),
                         });
                     }
                 }

@@ -181,8 +181,12 @@ pub struct AvailablePlugin {
     /// Entry version.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// Source.
-    pub source: PluginSource,
+    /// Source (absent for an unusable entry).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<PluginSource>,
+    /// Why the entry cannot be installed (its source folder does not exist, …), if it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
 }
 
 /// Output of `list`.
@@ -239,6 +243,9 @@ pub struct MarketplaceOutput {
     /// Plugins uninstalled because the marketplace is gone from every scope.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub uninstalled: Vec<String>,
+    /// Warnings (a reserved name admitted from a local source).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Human message.
     pub message: String,
 }
@@ -369,15 +376,18 @@ impl fmt::Display for ListOutput {
         if !self.available.is_empty() {
             writeln!(f, "Available plugins:")?;
             for a in &self.available {
-                writeln!(
-                    f,
-                    "  {}{}",
-                    a.plugin_id,
-                    a.description
-                        .as_deref()
-                        .map(|d| format!(" — {d}"))
-                        .unwrap_or_default()
-                )?;
+                match &a.unavailable {
+                    Some(reason) => writeln!(f, "  {} (unavailable: {reason})", a.plugin_id)?,
+                    None => writeln!(
+                        f,
+                        "  {}{}",
+                        a.plugin_id,
+                        a.description
+                            .as_deref()
+                            .map(|d| format!(" — {d}"))
+                            .unwrap_or_default()
+                    )?,
+                }
             }
         }
         Ok(())
