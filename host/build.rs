@@ -97,7 +97,9 @@ fn embed_sdk(root: &std::path::Path, out_dir: &std::path::Path) {
         collect(root, &path, &mut files);
     }
     files.sort();
-    let mut generated = String::from("/// (path, bytes) of the embedded WIT and SDK files.\npub static SDK_FILES: &[(&str, &[u8])] = &[\n");
+    let mut generated = String::from(
+        "/// (path, bytes) of the embedded WIT and SDK files.\npub static SDK_FILES: &[(&str, &[u8])] = &[\n",
+    );
     for (rel, abs) in files {
         build_guests::rerun(&abs);
         generated.push_str(&format!(
@@ -116,7 +118,9 @@ fn collect(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<(String,
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        if matches!(name.as_str(), "__pycache__" | "node_modules" | "target") || name.starts_with('.') {
+        if matches!(name.as_str(), "__pycache__" | "node_modules" | "target")
+            || name.starts_with('.')
+        {
             continue;
         }
         let Ok(ty) = entry.file_type() else { continue };

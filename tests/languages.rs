@@ -134,7 +134,8 @@ fn table() -> Vec<Row> {
         other("PostToolUse", "Bash", json!({ "command": "ls" })),
         other("PreToolUse", "Read", json!({ "file_path": "/etc/passwd" })),
         other("PreToolUse", "Bash", json!({ "command": 42 })),
-        Row::bash("psql -c 'Drop Table users'").decide(Decision::Deny, "destructive SQL: DROP TABLE"),
+        Row::bash("psql -c 'Drop Table users'")
+            .decide(Decision::Deny, "destructive SQL: DROP TABLE"),
         Row::bash("sudo rm -rf /var/tmp/x").decide(Decision::Ask, "runs as root"),
         Row::bash("sudo drop table").decide(Decision::Deny, "destructive SQL: DROP TABLE"),
         Row::bash("ls").decide(Decision::Allow, "read-only listing"),
@@ -248,10 +249,16 @@ fn run_cases(plugin: &str) {
         );
         let reason = got.reason.clone().unwrap_or_default();
         if let Some(want) = expect["reason_contains"].as_str() {
-            assert!(reason.contains(want), "{plugin}: {name}: {reason:?} lacks {want:?}");
+            assert!(
+                reason.contains(want),
+                "{plugin}: {name}: {reason:?} lacks {want:?}"
+            );
         }
         if let Some(never) = expect["reason_excludes"].as_str() {
-            assert!(!reason.contains(never), "{plugin}: {name}: {reason:?} has {never:?}");
+            assert!(
+                !reason.contains(never),
+                "{plugin}: {name}: {reason:?} has {never:?}"
+            );
         }
     }
 }
@@ -305,7 +312,11 @@ fn warden_new_scaffolds_a_plugin_in_each_language_that_builds_validates_and_runs
             // Before the build, validate says how to make the component.
             let before = warden(&["plugin", "validate", "."], &dir, false);
             assert!(!before.status.success(), "{name}: {}", text(&before));
-            assert!(text(&before).contains("warden build"), "{name}: {}", text(&before));
+            assert!(
+                text(&before).contains("warden build"),
+                "{name}: {}",
+                text(&before)
+            );
 
             let built = warden(&["build"], &dir, true);
             assert!(built.status.success(), "build {name}: {}", text(&built));
@@ -354,7 +365,11 @@ fn warden_new_scaffolds_a_plugin_in_each_language_that_builds_validates_and_runs
 fn warden_new_refuses_names_claude_code_refuses() {
     let scratch = tempfile::tempdir().expect("tempdir");
     for bad in ["My Hook", "UPPER", "-dash", "has_underscore", "trailing-"] {
-        let out = warden(&["new", "hook", "--lang", "rust", bad], scratch.path(), false);
+        let out = warden(
+            &["new", "hook", "--lang", "rust", bad],
+            scratch.path(),
+            false,
+        );
         assert!(!out.status.success(), "{bad}: {}", text(&out));
         assert!(
             text(&out).contains("not a valid plugin name") || text(&out).contains("already exists"),
@@ -404,7 +419,11 @@ fn warden_build_never_writes_outside_the_plugin() {
     std::os::unix::fs::symlink(outside.path(), plugin.join("wasm")).expect("symlink");
     let out = warden(&["build"], &plugin, true);
     assert!(!out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("outside the plugin root"), "{}", text(&out));
+    assert!(
+        text(&out).contains("outside the plugin root"),
+        "{}",
+        text(&out)
+    );
     assert_eq!(
         std::fs::read_dir(outside.path()).expect("read").count(),
         0,
@@ -424,7 +443,11 @@ fn warden_build_never_writes_outside_the_plugin() {
     .expect("write");
     let out = warden(&["build"], &plugin2, true);
     assert!(!out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("outside the plugin root"), "{}", text(&out));
+    assert!(
+        text(&out).contains("outside the plugin root"),
+        "{}",
+        text(&out)
+    );
     assert!(!plugin2.join("wasm").exists());
 }
 
@@ -445,7 +468,9 @@ fn a_failed_build_leaves_the_previous_component_working() {
 
 fn sha256(path: &Path) -> String {
     use sha2::Digest;
-    hex::encode(sha2::Sha256::digest(std::fs::read(path).expect("read component")))
+    hex::encode(sha2::Sha256::digest(
+        std::fs::read(path).expect("read component"),
+    ))
 }
 
 fn post_tool_use(cwd: &Path, command: &str) -> String {
@@ -476,7 +501,12 @@ fn audit_log_appends_a_line_per_call_to_its_data_dir_and_can_write_nowhere_else(
         ..Grant::default()
     };
     let hook = runtime()
-        .load_file(&wasm, World::Hook, &grant, DigestPin::Sha256(&sha256(&wasm)))
+        .load_file(
+            &wasm,
+            World::Hook,
+            &grant,
+            DigestPin::Sha256(&sha256(&wasm)),
+        )
         .expect("load audit-log with its grant");
     let call_with = |data_var: &Path, command: &str| {
         let mut ctx = CallContext::new(&project, &grant);
@@ -561,7 +591,12 @@ fn json_query_answers_its_cases_with_a_read_only_grant() {
             ..Grant::default()
         };
         let tool = runtime()
-            .load_file(&wasm, World::Tool, &grant, DigestPin::Sha256(&sha256(&wasm)))
+            .load_file(
+                &wasm,
+                World::Tool,
+                &grant,
+                DigestPin::Sha256(&sha256(&wasm)),
+            )
             .expect("load json-query");
         let out = block_on(runtime().call_tool(
             &tool,
@@ -577,7 +612,9 @@ fn json_query_answers_its_cases_with_a_read_only_grant() {
                 let want = expect["content_contains"].as_str().unwrap_or("");
                 assert!(content.contains(want), "{name}: {content:?} lacks {want:?}");
             }
-            (O::InvalidInput(m), Some(false)) | (O::Denied(m), Some(false)) | (O::Failed(m), Some(false)) => {
+            (O::InvalidInput(m), Some(false))
+            | (O::Denied(m), Some(false))
+            | (O::Failed(m), Some(false)) => {
                 let kind = match &out.outcome {
                     O::InvalidInput(_) => "invalid-input",
                     O::Denied(_) => "denied",

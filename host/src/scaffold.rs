@@ -186,7 +186,9 @@ fn files(name: &str, world: World, lang: GuestLang) -> Vec<(String, String)> {
     };
     let tools_line = match world {
         World::Hook => String::new(),
-        World::Tool => format!("# The components exposed to the model as tools.\ntools = [\"{name}\"]\n\n"),
+        World::Tool => {
+            format!("# The components exposed to the model as tools.\ntools = [\"{name}\"]\n\n")
+        }
     };
     let warden_toml = format!(
         "# Warden's part of this plugin. Claude Code reads only .claude-plugin/plugin.json and\n# leaves this file alone; Warden runs the component below in a WebAssembly sandbox.\n{tools_line}[components.{name}]\npath = \"wasm/{name}.wasm\"\nworld = \"{world_name}\"\n# Nothing outside the sandbox: no files, network, environment or programs. Ask only for\n# what the component needs; the user grants it at install.\ncapabilities = {{ fs = [], net = [], env = [], exec = [] }}\n# `warden build` runs this language's toolchain to make `path`.\nbuild = {build}\n\n{wiring}"
@@ -221,7 +223,9 @@ fn files(name: &str, world: World, lang: GuestLang) -> Vec<(String, String)> {
             World::Hook => format!(
                 "```sh\necho '{{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{{\"command\":\"sudo ls\"}},\"cwd\":\"/tmp\",\"session_id\":\"s\",\"transcript_path\":\"/tmp/t.jsonl\"}}' \\\n  | warden hook-wasm wasm/{name}.wasm PreToolUse\n```"
             ),
-            World::Tool => "Install the plugin, then `warden tool` and `warden mcp serve` offer the tool.".to_string(),
+            World::Tool =>
+                "Install the plugin, then `warden tool` and `warden mcp serve` offer the tool."
+                    .to_string(),
         },
     );
     let mut out = vec![

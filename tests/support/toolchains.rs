@@ -27,7 +27,12 @@ pub const COMPONENTIZE_PY: &str = "0.25.1";
 /// npm `componentize-qjs`.
 pub const COMPONENTIZE_QJS: &str = "0.4.5";
 /// Debian's packages for C guests.
-pub const C_PACKAGES: &[&str] = &["clang-19", "lld-19", "wasi-libc", "libclang-rt-19-dev-wasm32"];
+pub const C_PACKAGES: &[&str] = &[
+    "clang-19",
+    "lld-19",
+    "wasi-libc",
+    "libclang-rt-19-dev-wasm32",
+];
 
 /// `<target>/toolchains`.
 pub fn root() -> PathBuf {
@@ -67,9 +72,19 @@ pub fn componentize_py() -> PathBuf {
             .arg(&venv)
             .output()
             .expect("run python3 -m venv");
-        assert!(made.status.success(), "python3 -m venv: {}", peers::text(&made));
+        assert!(
+            made.status.success(),
+            "python3 -m venv: {}",
+            peers::text(&made)
+        );
         let pip = Command::new(venv.join("bin/python3"))
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
             .arg(format!("componentize-py=={COMPONENTIZE_PY}"))
             .output()
             .expect("run pip");
@@ -170,14 +185,22 @@ fn hash_tree(h: &mut Sha256, base: &Path, dir: &Path) {
     entries.sort_by_key(|e| e.file_name());
     for e in entries {
         let name = e.file_name().to_string_lossy().into_owned();
-        if matches!(name.as_str(), "wasm" | "target" | "node_modules" | "__pycache__") {
+        if matches!(
+            name.as_str(),
+            "wasm" | "target" | "node_modules" | "__pycache__"
+        ) {
             continue;
         }
         let path = e.path();
         if path.is_dir() {
             hash_tree(h, base, &path);
         } else if let Ok(bytes) = std::fs::read(&path) {
-            h.update(path.strip_prefix(base).unwrap_or(&path).to_string_lossy().as_bytes());
+            h.update(
+                path.strip_prefix(base)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .as_bytes(),
+            );
             h.update((bytes.len() as u64).to_le_bytes());
             h.update(&bytes);
         }
@@ -213,7 +236,9 @@ pub fn build(dir: &Path) -> Vec<PathBuf> {
         .collect();
     // One build of a plugin at a time, across threads and test processes.
     let _lock = lock(&format!("build-{}", &key[..16]));
-    let cached = outputs.iter().all(|(name, _)| cache.join(format!("{name}.wasm")).is_file());
+    let cached = outputs
+        .iter()
+        .all(|(name, _)| cache.join(format!("{name}.wasm")).is_file());
     if cached {
         for (name, out) in &outputs {
             std::fs::create_dir_all(out.parent().expect("parent")).expect("mkdir");

@@ -212,7 +212,9 @@ fn python(
         .chars()
         .next()
         .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
-        && module.chars().all(|c| c == '_' || c.is_ascii_alphanumeric());
+        && module
+            .chars()
+            .all(|c| c == '_' || c.is_ascii_alphanumeric());
     if !valid || PY_RESERVED.contains(&module.as_str()) {
         return Err(BuildError::BadOutput {
             component: target.name.clone(),
@@ -230,7 +232,10 @@ fn python(
     std::fs::create_dir_all(&app).map_err(super::io(&app))?;
     // The module and its sibling modules (a hook may split its code across files).
     let src_dir = source.parent().unwrap_or(source);
-    for entry in std::fs::read_dir(src_dir).map_err(super::io(src_dir))?.flatten() {
+    for entry in std::fs::read_dir(src_dir)
+        .map_err(super::io(src_dir))?
+        .flatten()
+    {
         let p = entry.path();
         let is_py = p.extension().is_some_and(|e| e == "py");
         // Regular files only: a symlink in the plugin must not pull files from elsewhere.
@@ -241,7 +246,10 @@ fn python(
     let pysdk = work.join("sdk").join("warden_sdk");
     std::fs::create_dir_all(&pysdk).map_err(super::io(&pysdk))?;
     let from = sdk.dir.join("python").join("warden_sdk");
-    for entry in std::fs::read_dir(&from).map_err(super::io(&from))?.flatten() {
+    for entry in std::fs::read_dir(&from)
+        .map_err(super::io(&from))?
+        .flatten()
+    {
         if entry.path().extension().is_some_and(|e| e == "py") {
             copy(&entry.path(), &pysdk.join(entry.file_name()))?;
         }
@@ -291,10 +299,16 @@ fn rust(target: &BuildTarget, cargo: &Path, work: &Path) -> Result<PathBuf, Buil
         .map(PathBuf::from)
         .unwrap_or_else(|| dir.join("target"));
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "--release", "--target", "wasm32-wasip2", "--manifest-path"])
-        .arg(&manifest)
-        .env("CARGO_TARGET_DIR", &target_dir)
-        .current_dir(work);
+    cmd.args([
+        "build",
+        "--release",
+        "--target",
+        "wasm32-wasip2",
+        "--manifest-path",
+    ])
+    .arg(&manifest)
+    .env("CARGO_TARGET_DIR", &target_dir)
+    .current_dir(work);
     // A guest build must not inherit flags meant for the host (or for an outer cargo).
     for var in [
         "RUSTFLAGS",
@@ -401,14 +415,10 @@ fn wasi_sysroot() -> Option<PathBuf> {
         .map(PathBuf::from)
         .into_iter()
         .chain([PathBuf::from("/usr")]);
-    for root in candidates {
-        if root.join("include/wasm32-wasi/stdlib.h").is_file()
+    candidates.into_iter().find(|root| {
+        root.join("include/wasm32-wasi/stdlib.h").is_file()
             || root.join("include/stdlib.h").is_file() && root.join("lib/wasm32-wasi").is_dir()
-        {
-            return Some(root);
-        }
-    }
-    None
+    })
 }
 
 /// The `componentize-qjs` package directory: `$WARDEN_COMPONENTIZE_QJS`, else the plugin's

@@ -39,7 +39,9 @@ pub enum BuildError {
     #[error("{}", render_diags(.0))]
     Spec(Vec<Diagnostic>),
     /// The plugin has no component with a `build` key.
-    #[error("nothing to build: no component in {0}/warden.toml has a `build` key (e.g. `build = {{ lang = \"rust\" }}`)")]
+    #[error(
+        "nothing to build: no component in {0}/warden.toml has a `build` key (e.g. `build = {{ lang = \"rust\" }}`)"
+    )]
     NothingToBuild(PathBuf),
     /// `--component` named no buildable component.
     #[error("no component `{name}` with a `build` key in {root}/warden.toml (buildable: {known})")]
@@ -299,7 +301,11 @@ fn check_component(target: &BuildTarget, path: &Path) -> Result<(), BuildError> 
 
 /// Moves the built component to its `path` in one rename, after checking that the directory
 /// it goes to is inside the plugin (a symlinked `wasm/` must not send it elsewhere).
-fn install(root: &Path, target: &BuildTarget, produced: &Path) -> Result<(u64, String), BuildError> {
+fn install(
+    root: &Path,
+    target: &BuildTarget,
+    produced: &Path,
+) -> Result<(u64, String), BuildError> {
     use sha2::Digest;
     let dir = target.out.parent().unwrap_or(root);
     std::fs::create_dir_all(dir).map_err(io(dir))?;
@@ -331,7 +337,10 @@ fn install(root: &Path, target: &BuildTarget, produced: &Path) -> Result<(u64, S
             source: e,
         });
     }
-    Ok((bytes.len() as u64, hex::encode(sha2::Sha256::digest(&bytes))))
+    Ok((
+        bytes.len() as u64,
+        hex::encode(sha2::Sha256::digest(&bytes)),
+    ))
 }
 
 /// Runs `cmd`, returning its combined output; a failure becomes [`BuildError::Failed`].

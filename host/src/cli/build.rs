@@ -62,33 +62,37 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ProgressBar::hidden()
     };
     let json = args.json;
-    let result = build_plugin(&args.dir, args.component.as_deref(), &mut |event| match event {
-        BuildEvent::Started {
-            target,
-            index,
-            total,
-        } => {
-            bar.set_length(total as u64);
-            bar.set_position(index as u64);
-            bar.set_message(format!("building {} ({})", target.name, target.spec.lang));
-        }
-        BuildEvent::Finished(b) => {
-            bar.inc(1);
-            let line = if json {
-                serde_json::to_string(b).unwrap_or_default()
-            } else {
-                format!(
-                    "built {} ({}) -> {} ({}, {:.1} s)",
-                    b.name,
-                    b.lang,
-                    b.path.display(),
-                    human_bytes(b.bytes),
-                    b.elapsed.as_secs_f64()
-                )
-            };
-            bar.suspend(|| println!("{line}"));
-        }
-    });
+    let result = build_plugin(
+        &args.dir,
+        args.component.as_deref(),
+        &mut |event| match event {
+            BuildEvent::Started {
+                target,
+                index,
+                total,
+            } => {
+                bar.set_length(total as u64);
+                bar.set_position(index as u64);
+                bar.set_message(format!("building {} ({})", target.name, target.spec.lang));
+            }
+            BuildEvent::Finished(b) => {
+                bar.inc(1);
+                let line = if json {
+                    serde_json::to_string(b).unwrap_or_default()
+                } else {
+                    format!(
+                        "built {} ({}) -> {} ({}, {:.1} s)",
+                        b.name,
+                        b.lang,
+                        b.path.display(),
+                        human_bytes(b.bytes),
+                        b.elapsed.as_secs_f64()
+                    )
+                };
+                bar.suspend(|| println!("{line}"));
+            }
+        },
+    );
     bar.finish_and_clear();
     result?;
     Ok(ExitCode::SUCCESS)

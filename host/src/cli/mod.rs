@@ -240,7 +240,7 @@ pub(crate) fn print_config_warnings(warnings: &[String], verbose: bool) {
         (0, _) => {}
         (_, true) => {
             for w in unique {
-                eprintln!("warning: {w}");
+                style::warn(w);
             }
         }
         (1, false) => {

@@ -126,9 +126,7 @@ impl WasmHookRunner for WasmRunner {
                 }) as Arc<dyn Policy>,
                 None => self.policy.clone(),
             };
-            let mut ctx = self
-                .session
-                .call_context(call.project_dir, grant, policy);
+            let mut ctx = self.session.call_context(call.project_dir, grant, policy);
             self.session
                 .add_plugin_env(&mut ctx, call.plugin_id, grant, call.project_dir);
             let event = call.event.as_str();

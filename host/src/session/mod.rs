@@ -453,7 +453,11 @@ impl Session {
             return Grant::default();
         };
         // Claude Code creates the data directory the first time it is referenced.
-        if caps.fs.iter().any(|f| f.path.contains("${CLAUDE_PLUGIN_DATA}")) {
+        if caps
+            .fs
+            .iter()
+            .any(|f| f.path.contains("${CLAUDE_PLUGIN_DATA}"))
+        {
             let _ = create_private_dir(&p.data_dir);
         }
         to_runtime_grant(caps, &p.plugin.root, &p.data_dir, &self.cwd)

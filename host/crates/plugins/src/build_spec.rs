@@ -245,10 +245,7 @@ pub(crate) fn parse_build(
                 GuestLang::Js => "a .js or .mjs file",
                 GuestLang::C => "a .c file",
             };
-            err(
-                diags,
-                format!("source {} must be {want}", full.display()),
-            );
+            err(diags, format!("source {} must be {want}", full.display()));
             return None;
         }
         paths.push(canon);
@@ -262,9 +259,12 @@ pub(crate) fn parse_build(
 /// Errors are the diagnostics of the file (bad TOML, a bad `build` or `path`); a plugin with
 /// no `warden.toml`, or none with a `build` key, has nothing to build.
 pub fn build_targets(root: &Path) -> Result<Vec<BuildTarget>, Vec<Diagnostic>> {
-    let root = root
-        .canonicalize()
-        .map_err(|e| vec![Diagnostic::error(root, format!("cannot open the plugin: {e}"))])?;
+    let root = root.canonicalize().map_err(|e| {
+        vec![Diagnostic::error(
+            root,
+            format!("cannot open the plugin: {e}"),
+        )]
+    })?;
     let file = root.join(WARDEN_TOML);
     if !file.is_file() {
         return Ok(Vec::new());
@@ -341,7 +341,10 @@ pub fn build_targets(root: &Path) -> Result<Vec<BuildTarget>, Vec<Diagnostic>> {
             });
         }
     }
-    if diags.iter().any(|d| d.severity == crate::diag::Severity::Error) {
+    if diags
+        .iter()
+        .any(|d| d.severity == crate::diag::Severity::Error)
+    {
         return Err(diags);
     }
     Ok(targets)
@@ -426,7 +429,8 @@ mod tests {
             .expect("symlink");
         let errs = build_targets(dir.path()).expect_err("refused");
         assert!(
-            errs.iter().any(|d| d.message.contains("outside the plugin root")),
+            errs.iter()
+                .any(|d| d.message.contains("outside the plugin root")),
             "{errs:?}"
         );
     }

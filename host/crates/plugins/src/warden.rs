@@ -341,7 +341,16 @@ fn parse_component(
             let full = root.join(rel);
             match full.canonicalize() {
                 Err(_) => {
-                    diags.push(Diagnostic::error(file, format!("`{prefix}components.{name}.path`: {} does not exist; {build_hint}", full.display())).at(pos("path")));
+                    diags.push(
+                        Diagnostic::error(
+                            file,
+                            format!(
+                                "`{prefix}components.{name}.path`: {} does not exist; {build_hint}",
+                                full.display()
+                            ),
+                        )
+                        .at(pos("path")),
+                    );
                     None
                 }
                 Ok(canon) if !canon.starts_with(root) => {
