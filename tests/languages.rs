@@ -364,7 +364,14 @@ fn warden_new_scaffolds_a_plugin_in_each_language_that_builds_validates_and_runs
 #[test]
 fn warden_new_refuses_names_claude_code_refuses() {
     let scratch = tempfile::tempdir().expect("tempdir");
-    for bad in ["My Hook", "UPPER", "9lives", "has_underscore", "trailing-", "a--b"] {
+    for bad in [
+        "My Hook",
+        "UPPER",
+        "9lives",
+        "has_underscore",
+        "trailing-",
+        "a--b",
+    ] {
         let out = warden(
             &["new", "hook", "--lang", "rust", bad],
             scratch.path(),
