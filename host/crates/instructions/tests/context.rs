@@ -1025,8 +1025,8 @@ fn context_serializes_and_renders_text() {
     fx.w("proj/.claude/rules/r.md", "---\npaths: [\"*.rs\"]\n---\nr");
     let ctx = load_context(&fx.opts("proj"));
     let v = serde_json::to_value(&ctx).expect("json");
-    assert_eq!(v["memory"][0]["load_reason"], "session_start");
-    assert_eq!(v["memory"][0]["memory_type"], "Project");
+    assert_eq!(v["memory"][0]["loadReason"], "session_start");
+    assert_eq!(v["memory"][0]["memoryType"], "Project");
     assert_eq!(v["rules"][0]["paths"], json!(["*.rs"]));
     let text = ctx.render_text();
     assert!(text.contains("[Project, session_start]"));
