@@ -169,3 +169,197 @@ proptest! {
         prop_assert_eq!(plain.ok_or(()), warden_permissions::shell::parse_full(&text).map_err(|_| ()), "{:?}", text);
     }
 }
+
+/// How permissive a decision is: a deny rule may only ever move a call down this order.
+fn rank(d: Decision) -> u8 {
+    match d {
+        Decision::Allow => 2,
+        Decision::Ask => 1,
+        Decision::Deny => 0,
+    }
+}
+
+fn engine3(allow: &[String], ask: &[String], deny: &[String], mode: Mode) -> Permissions {
+    let v = json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
+    let f = SettingsFile {
+        scope: Scope::Project,
+        origin: Default::default(),
+        path: Some("/w/p/.claude/settings.json".into()),
+        value: v.as_object().cloned().unwrap_or_default(),
+    };
+    let o = Options {
+        cwd: "/w/p".into(),
+        home: "/h".into(),
+        mode: Some(mode),
+        trusted: true,
+        ..Options::default()
+    };
+    Permissions::from_settings(
+        &Settings {
+            files: vec![f],
+            errors: vec![],
+            ..Default::default()
+        },
+        &o,
+    )
+    .expect("builds")
+}
+
+/// Rules of every shape the engine compiles: bare tools, command prefixes and wildcards, path
+/// globs anchored every way, domains, MCP servers and tools, and a few that do not compile.
+fn any_rule() -> impl Strategy<Value = String> {
+    let fixed = prop_oneof![
+        Just("Bash"),
+        Just("Bash(rm *)"),
+        Just("Bash(rm:*)"),
+        Just("Bash(git push *)"),
+        Just("Bash(git *)"),
+        Just("Bash(* --force)"),
+        Just("Bash(curl *)"),
+        Just("Bash(cat *)"),
+        Just("Bash(ls)"),
+        Just("Read"),
+        Just("Read(./secret/**)"),
+        Just("Read(*.env)"),
+        Just("Read(//etc/**)"),
+        Just("Read(~/.ssh/**)"),
+        Just("Read(/src/**)"),
+        Just("Edit"),
+        Just("Edit(src/**)"),
+        Just("Edit(//tmp/**)"),
+        Just("Write(*.md)"),
+        Just("Grep"),
+        Just("WebFetch"),
+        Just("WebFetch(domain:example.com)"),
+        Just("WebFetch(domain:*.example.com)"),
+        Just("mcp__srv"),
+        Just("mcp__srv__tool"),
+        Just("mcp__other__*"),
+        Just("Agent(Explore)"),
+        Just("Bash("),
+        Just("Read([)"),
+    ]
+    .prop_map(str::to_string);
+    prop_oneof![
+        6 => fixed,
+        1 => "(Bash|Read|Edit)\\([a-z*/. ]{1,8}\\)",
+    ]
+}
+
+/// Calls touching the rules above: shell lines with operators, paths in and out of the
+/// project, URLs and MCP tools.
+fn any_call() -> impl Strategy<Value = (String, serde_json::Value)> {
+    let word = prop_oneof![
+        Just("rm"),
+        Just("/bin/rm"),
+        Just("git"),
+        Just("push"),
+        Just("ls"),
+        Just("cat"),
+        Just("curl"),
+        Just("--force"),
+        Just("-rf"),
+        Just("secret/k"),
+        Just("x.env"),
+        Just("echo")
+    ];
+    let command = proptest::collection::vec(word, 1..4).prop_map(|w| w.join(" "));
+    let op = prop_oneof![Just(" && "), Just(" | "), Just("; "), Just(" || ")];
+    let line = (
+        command.clone(),
+        proptest::collection::vec((op, command), 0..3),
+    )
+        .prop_map(|(head, rest)| {
+            rest.into_iter()
+                .fold(head, |s, (op, c)| format!("{s}{op}{c}"))
+        });
+    let path = prop_oneof![
+        Just("/w/p/secret/k"),
+        Just("secret/k"),
+        Just("/w/p/src/main.rs"),
+        Just("/w/p/a.env"),
+        Just("/etc/passwd"),
+        Just("/h/.ssh/id"),
+        Just("/tmp/x"),
+        Just("README.md"),
+        Just("/src/lib.rs"),
+        Just("/w/p/./secret/../secret/k")
+    ];
+    prop_oneof![
+        line.prop_map(|c| ("Bash".to_string(), json!({"command": c}))),
+        path.clone()
+            .prop_map(|p| ("Read".to_string(), json!({"file_path": p}))),
+        path.clone().prop_map(|p| (
+            "Edit".to_string(),
+            json!({"file_path": p, "old_string": "a", "new_string": "b"})
+        )),
+        path.clone()
+            .prop_map(|p| ("Write".to_string(), json!({"file_path": p, "content": "x"}))),
+        path.prop_map(|p| ("Grep".to_string(), json!({"pattern": "x", "path": p}))),
+        prop_oneof![
+            Just("https://example.com/a"),
+            Just("https://api.example.com/"),
+            Just("http://evil.test/")
+        ]
+        .prop_map(|u| ("WebFetch".to_string(), json!({"url": u, "prompt": "p"}))),
+        prop_oneof![
+            Just("mcp__srv__tool"),
+            Just("mcp__srv__other"),
+            Just("mcp__other__x")
+        ]
+        .prop_map(|t| (t.to_string(), json!({}))),
+        Just((
+            "Agent".to_string(),
+            json!({"subagent_type": "Explore", "prompt": "p", "description": "d"})
+        )),
+    ]
+}
+
+fn rules() -> impl Strategy<Value = Vec<String>> {
+    proptest::collection::vec(any_rule(), 0..4)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+    /// Adding a deny rule never makes any answer more permissive: not the tool-call decision
+    /// (whatever the hooks said and whatever the mode), and not the capability checks a
+    /// component's file, program and network use goes through.
+    #[test]
+    fn a_deny_rule_never_loosens_a_decision(
+        allow in rules(),
+        ask in rules(),
+        deny in rules(),
+        extra in any_rule(),
+        (tool, input) in any_call(),
+        m in mode(),
+        hook in prop_oneof![Just(None), Just(Some(HookVerdict::Decided(Decision::Allow))), Just(Some(HookVerdict::Decided(Decision::Ask))), Just(Some(HookVerdict::Decided(Decision::Deny))), Just(Some(HookVerdict::Defer))],
+    ) {
+        let before = engine3(&allow, &ask, &deny, m);
+        let mut more = deny.clone();
+        more.push(extra.clone());
+        let after = engine3(&allow, &ask, &more, m);
+
+        let (b, a) = (before.decide(&tool, &input, hook).decision, after.decide(&tool, &input, hook).decision);
+        prop_assert!(rank(a) <= rank(b), "{tool} {input}: {b:?} became {a:?} after deny {extra:?}");
+
+        let path = input.get("file_path").or_else(|| input.get("path")).and_then(|v| v.as_str());
+        if let Some(path) = path {
+            let path = std::path::Path::new(path);
+            for access in [Access::Read, Access::Write] {
+                let (b, a) = (before.check_path(access, path).decision, after.check_path(access, path).decision);
+                prop_assert!(rank(a) <= rank(b), "{access:?} {}: {b:?} became {a:?} after deny {extra:?}", path.display());
+            }
+        }
+        if let Some(cmd) = input.get("command").and_then(|v| v.as_str()) {
+            let argv: Vec<String> = cmd.split_whitespace().take_while(|w| !["&&", "|", ";", "||"].contains(w)).map(str::to_string).collect();
+            let cwd = std::path::Path::new("/w/p");
+            let (b, a) = (before.check_exec(&argv, cwd).decision, after.check_exec(&argv, cwd).decision);
+            prop_assert!(rank(a) <= rank(b), "exec {argv:?}: {b:?} became {a:?} after deny {extra:?}");
+        }
+        if let Some(url) = input.get("url").and_then(|v| v.as_str()) {
+            let (b, a) = (before.check_url(url).decision, after.check_url(url).decision);
+            prop_assert!(rank(a) <= rank(b), "url {url}: {b:?} became {a:?} after deny {extra:?}");
+        }
+    }
+}
