@@ -571,3 +571,156 @@ fn a_hard_link_to_a_denied_file_is_that_file() {
     let text = content(p.run("Read", json!({ "file_path": "sub/readme2" })), "Read");
     assert!(text.contains("alpha"), "{text}");
 }
+
+#[test]
+fn a_hard_link_to_a_file_whose_editing_is_denied_cannot_be_written() {
+    let p = project(&["Edit(./.git/**)"]);
+    std::fs::create_dir_all(p.dir.join(".git")).expect("mkdir");
+    std::fs::write(p.dir.join(".git/config"), "[core]\n").expect("config");
+    std::fs::hard_link(p.dir.join(".git/config"), p.dir.join("sub/cfg")).expect("hard link");
+    let out = p.run(
+        "Write",
+        json!({ "file_path": "sub/cfg", "content": "[core]\nfsmonitor = evil\n" }),
+    );
+    assert_denied(&out, "Write to a hard link of .git/config", ".git/config");
+    assert_eq!(
+        std::fs::read_to_string(p.dir.join(".git/config")).expect("config"),
+        "[core]\n"
+    );
+    // Reading it is not what the rule takes away.
+    let text = content(p.run("Read", json!({ "file_path": "sub/cfg" })), "Read");
+    assert!(text.contains("[core]"), "{text}");
+}
+
+/// A project whose rules deny three files, each beside an allowed twin at the same depth, for
+/// the spelling property below.
+fn spelling_project() -> &'static Project {
+    static P: OnceLock<Project> = OnceLock::new();
+    P.get_or_init(|| {
+        let p = project(&["Read(./.env)", "Read(./secret/**)", "Read(**/token)"]);
+        for d in ["secret", "public", "deep/a/b"] {
+            std::fs::create_dir_all(p.dir.join(d)).expect("mkdir");
+        }
+        for (denied, allowed) in SPELLING_PAIRS {
+            if *denied != ".env" {
+                std::fs::write(p.dir.join(denied), format!("{SECRET}\n")).expect("secret");
+            }
+            std::fs::write(p.dir.join(allowed), "visible\n").expect("twin");
+        }
+        p
+    })
+}
+
+/// Denied files (by the three rules) and allowed twins spelled the same way.
+const SPELLING_PAIRS: &[(&str, &str)] = &[
+    (".env", "visible.txt"),
+    ("secret/key.pem", "public/key.pem"),
+    ("deep/a/b/token", "deep/a/b/notes"),
+];
+
+/// One way of spelling a path that names the same file.
+#[derive(Debug, Clone)]
+enum Spelling {
+    /// Components joined by these separators (`/`, `//`, `/./`, `/sub/../`), after a prefix
+    /// (`""`, `./`, the absolute project path, or it with a doubled slash).
+    Lexical { prefix: u8, seps: Vec<u8> },
+    /// Through a new symlink to the file itself.
+    LinkToFile,
+    /// Through a new symlink to the file's directory.
+    LinkToDir,
+    /// A new hard link to the file, elsewhere in the project.
+    HardLink,
+}
+
+fn spelling() -> impl proptest::strategy::Strategy<Value = Spelling> {
+    use proptest::prelude::*;
+    prop_oneof![
+        4 => (0u8..4, proptest::collection::vec(0u8..4, 3))
+            .prop_map(|(prefix, seps)| Spelling::Lexical { prefix, seps }),
+        1 => Just(Spelling::LinkToFile),
+        1 => Just(Spelling::LinkToDir),
+        1 => Just(Spelling::HardLink),
+    ]
+}
+
+/// Spells `rel` (a file below the project) as `how` says, making the links it needs.
+fn spell(p: &Project, rel: &str, how: &Spelling) -> String {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let target = p.dir.join(rel);
+    match how {
+        Spelling::Lexical { prefix, seps } => {
+            let mut s = match prefix {
+                0 => String::new(),
+                1 => "./".to_string(),
+                2 => format!("{}/", p.dir.display()),
+                _ => format!("{}//", p.dir.display()),
+            };
+            let parts: Vec<&str> = rel.split('/').collect();
+            for (i, part) in parts.iter().enumerate() {
+                s.push_str(part);
+                if i + 1 < parts.len() {
+                    s.push_str(match seps.get(i).copied().unwrap_or(0) {
+                        0 => "/",
+                        1 => "//",
+                        2 => "/./",
+                        _ => "/../",
+                    });
+                    if seps.get(i).copied().unwrap_or(0) >= 3 {
+                        // Up and back down into the same directory.
+                        s.push_str(part);
+                        s.push('/');
+                    }
+                }
+            }
+            s
+        }
+        Spelling::LinkToFile => {
+            // Relative targets: the boundary refuses absolute ones whatever they name.
+            let link = format!("sub/file-link-{n}");
+            std::os::unix::fs::symlink(format!("../{rel}"), p.dir.join(&link)).expect("symlink");
+            link
+        }
+        Spelling::LinkToDir => {
+            let link = format!("dir-link-{n}");
+            let parent = match rel.rsplit_once('/') {
+                Some((dir, _)) => dir,
+                None => ".",
+            };
+            std::os::unix::fs::symlink(parent, p.dir.join(&link)).expect("symlink");
+            let name = target.file_name().expect("a name").to_string_lossy();
+            format!("{link}/{name}")
+        }
+        Spelling::HardLink => {
+            let link = format!("sub/hard-link-{n}");
+            std::fs::hard_link(&target, p.dir.join(&link)).expect("hard link");
+            link
+        }
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// A file the rules deny is denied however the guest spells it, and the same spelling of
+    /// an allowed twin reads, so the denial comes from the rule and not from a spelling the
+    /// boundary cannot follow.
+    #[test]
+    fn a_denied_path_is_denied_for_every_spelling(pair in 0..SPELLING_PAIRS.len(), how in spelling()) {
+        let p = spelling_project();
+        let (denied, allowed) = SPELLING_PAIRS[pair];
+        let spelt = spell(p, denied, &how);
+        let out = p.run("Read", json!({ "file_path": spelt }));
+        proptest::prop_assert!(
+            matches!(&out, ToolCallOutcome::Denied(m) if !m.contains("hunter2")),
+            "Read {spelt} ({how:?}) of denied {denied}: {out:?}"
+        );
+        let twin = spell(p, allowed, &how);
+        let out = p.run("Read", json!({ "file_path": twin }));
+        proptest::prop_assert!(
+            matches!(&out, ToolCallOutcome::Ok { content, .. } if content.contains("visible")),
+            "Read {twin} ({how:?}) of allowed {allowed}: {out:?}"
+        );
+    }
+}

@@ -415,7 +415,7 @@ fn read_file(job: Job) -> Result<Vec<u8>, FsError> {
     }
     // Non-blocking so a file swapped for a FIFO after the check cannot hang the open.
     let file = open_exact(&r, libc::O_RDONLY | libc::O_NONBLOCK)?;
-    same_file_as_denied(&job, &r, &file)?;
+    same_file_as_denied(&job, &r, &file, false)?;
     let mut buf = Vec::with_capacity(meta.len() as usize);
     file.take(MAX_READ_BYTES + 1)
         .read_to_end(&mut buf)
@@ -461,7 +461,7 @@ fn write_file(job: Job, contents: Vec<u8>) -> Result<(), FsError> {
     // Not truncated on open: a hard link to a denied file must be refused before anything
     // of it is lost.
     let mut file = open_exact(&r, libc::O_WRONLY | libc::O_CREAT | libc::O_NONBLOCK)?;
-    same_file_as_denied(&job, &r, &file)?;
+    same_file_as_denied(&job, &r, &file, true)?;
     file.set_len(0)
         .and_then(|()| std::io::Write::write_all(&mut file, &contents))
         .map_err(|e| io_err(&r.lexical, e, "cannot write"))
@@ -493,7 +493,7 @@ fn append_file(job: Job, contents: Vec<u8>) -> Result<(), FsError> {
         &r,
         libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_NONBLOCK,
     )?;
-    same_file_as_denied(&job, &r, &file)?;
+    same_file_as_denied(&job, &r, &file, true)?;
     // One write: with O_APPEND the kernel places it at the end atomically for regular files.
     let n = std::io::Write::write(&mut file, &contents)
         .map_err(|e| io_err(&r.lexical, e, "cannot append to"))?;
@@ -594,10 +594,20 @@ fn open_exact(r: &Resolved, flags: libc::c_int) -> Result<std::fs::File, FsError
     Ok(file)
 }
 
-/// Refuses `file` when it is another name of a file the rules deny (a hard link). Only files
-/// with more than one link are looked into, so the search for denied files costs nothing in
-/// the usual case.
-fn same_file_as_denied(job: &Job, r: &Resolved, file: &std::fs::File) -> Result<(), FsError> {
+/// How many directory entries one hard-link check may visit below the directories the rules
+/// deny as a whole; past it the file is refused rather than let through unchecked.
+const HARD_LINK_WALK_LIMIT: usize = 200_000;
+
+/// Refuses `file` when it is another name of a file the rules deny (a hard link): of one the
+/// rules take away from reading, or, for a `write`, also of one they only take away from
+/// editing. Only files with more than one link are looked into, so the search for denied
+/// files costs nothing in the usual case.
+fn same_file_as_denied(
+    job: &Job,
+    r: &Resolved,
+    file: &std::fs::File,
+    write: bool,
+) -> Result<(), FsError> {
     use std::os::unix::fs::MetadataExt;
     let meta = file
         .metadata()
@@ -605,8 +615,7 @@ fn same_file_as_denied(job: &Job, r: &Resolved, file: &std::fs::File) -> Result<
     if meta.nlink() <= 1 {
         return Ok(());
     }
-    let roots: Vec<PathBuf> = job.grant.fs.iter().map(|g| normalise(&g.path)).collect();
-    let denied = job.policy.denied_paths(&roots).map_err(|e| {
+    let unknown = |e: String| {
         err(
             ErrorCode::Denied,
             format!(
@@ -614,20 +623,75 @@ fn same_file_as_denied(job: &Job, r: &Resolved, file: &std::fs::File) -> Result<
                 r.lexical.display()
             ),
         )
-    })?;
-    for p in denied.read {
-        if std::fs::metadata(&p).is_ok_and(|m| m.dev() == meta.dev() && m.ino() == meta.ino()) {
+    };
+    let roots: Vec<PathBuf> = job.grant.fs.iter().map(|g| normalise(&g.path)).collect();
+    let denied = job.policy.denied_paths(&roots).map_err(unknown)?;
+    let mut budget = HARD_LINK_WALK_LIMIT;
+    let (lists, verb): (&[&[PathBuf]], _) = if write {
+        (&[&denied.read, &denied.write], "written")
+    } else {
+        (&[&denied.read], "read")
+    };
+    for p in lists.iter().flat_map(|l| l.iter()) {
+        if let Some(other) = find_inode(p, meta.dev(), meta.ino(), &mut budget).map_err(unknown)? {
             return Err(err(
                 ErrorCode::Denied,
                 format!(
-                    "{} is denied: it is another name (a hard link) of {}, which may not be read",
+                    "{} is denied: it is another name (a hard link) of {}, which may not be {verb}",
                     r.lexical.display(),
-                    p.display()
+                    other.display()
                 ),
             ));
         }
     }
     Ok(())
+}
+
+/// The name under `denied` of the file `(dev, ino)`: `denied` itself, or, when it is a
+/// directory the rules take away as a whole (`Read(./secret/**)` lists `secret`), any regular
+/// file below it. Symlinks inside are not followed: they are other files, not other names.
+fn find_inode(
+    denied: &Path,
+    dev: u64,
+    ino: u64,
+    budget: &mut usize,
+) -> Result<Option<PathBuf>, String> {
+    use std::os::unix::fs::{DirEntryExt, MetadataExt};
+    let Ok(top) = std::fs::metadata(denied) else {
+        return Ok(None);
+    };
+    if top.dev() == dev && top.ino() == ino {
+        return Ok(Some(denied.to_path_buf()));
+    }
+    if !top.is_dir() {
+        return Ok(None);
+    }
+    let mut stack = vec![denied.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            // What the host cannot list, no name in it was checked by a rule either way; the
+            // same choice the denied-path search makes.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => continue,
+            Err(e) => return Err(format!("{}: {e}", dir.display())),
+        };
+        for entry in entries {
+            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+            *budget = budget.checked_sub(1).ok_or_else(|| {
+                format!("more than {HARD_LINK_WALK_LIMIT} entries below the denied directories")
+            })?;
+            let Ok(ft) = entry.file_type() else { continue };
+            if ft.is_dir() {
+                stack.push(entry.path());
+            } else if ft.is_file()
+                && entry.ino() == ino
+                && entry.metadata().is_ok_and(|m| m.dev() == dev)
+            {
+                return Ok(Some(entry.path()));
+            }
+        }
+    }
+    Ok(None)
 }
 
 fn stat_path(job: Job) -> Result<Metadata, FsError> {
