@@ -571,3 +571,64 @@ fn claude_codes_user_settings_count_unless_the_embedder_opts_out() {
     assert_ne!(decide(&s).decision, Decision::Deny);
     assert!(s.settings.claude_code_file().is_none());
 }
+
+#[test]
+fn a_wasm_guard_that_fails_blocks_the_call_whatever_the_rules_say() {
+    let p = Project::new(json!({"permissions": {"allow": ["Bash(touch *)"]}}));
+    let plugin = p.root.join("guard-plugin");
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).expect("mkdir");
+    std::fs::create_dir_all(plugin.join("wasm")).expect("mkdir");
+    std::fs::copy(
+        warden_test_artifacts::HOSTILE,
+        plugin.join("wasm/hostile.wasm"),
+    )
+    .expect("copy component");
+    // No `onFailure`: Claude Code's default for a command hook is non-blocking, but a guard
+    // that did not answer must not leave the rules to decide alone.
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        json!({"name": "guard-plugin", "version": "1.0.0", "warden": {
+            "components": {"guard": {"path": "wasm/hostile.wasm", "world": "hook"}},
+            "hooks": {"PreToolUse": [{"matcher": "Bash",
+                      "hooks": [{"type": "wasm", "component": "guard", "timeout": 1}]}]}}})
+        .to_string(),
+    )
+    .expect("plugin.json");
+    let mut opts = SessionOptions::new(&p.dir, Home::new(p.root.join("home")));
+    opts.user_home = Some(p.root.clone());
+    opts.managed_dir = None;
+    opts.claude_config = warden_config::ClaudeConfig::Dir(p.claude_dir());
+    opts.plugin_dirs = vec![plugin];
+    let s = Arc::new(Session::load(&opts));
+
+    for (attack, says) in [
+        ("panic", "failed"),
+        ("loop", "deadline"),
+        ("membomb", "failed"),
+    ] {
+        let file = format!("{attack}.txt");
+        let o = call(
+            &s,
+            "Bash",
+            json!({"command": format!("touch {file}"), "attack": attack}),
+            &Yes::default(),
+        );
+        assert_eq!(o.decision, Decision::Deny, "{attack}: {o:?}");
+        assert!(
+            matches!(&o.status, ToolStatus::Denied { message }
+                if message.contains("the guard") && message.contains(says) && message.contains("blocked")),
+            "{attack}: {o:?}"
+        );
+        assert!(!steps(&o).contains(&Step::Execute), "{attack}: {o:?}");
+        assert!(!p.dir.join(&file).exists(), "{attack}: the tool ran");
+    }
+    // The same guard answering runs the call the allow rule allows.
+    let o = call(
+        &s,
+        "Bash",
+        json!({"command": "touch ok.txt"}),
+        &Yes::default(),
+    );
+    assert!(matches!(o.status, ToolStatus::Ok { .. }), "{o:?}");
+    assert!(p.dir.join("ok.txt").exists());
+}

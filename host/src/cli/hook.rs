@@ -167,7 +167,7 @@ pub(crate) async fn answer(
     }
     dopts.wasm_only = wasm_only;
     let result = dispatch(event, input, config, &dopts).await;
-    if guard && let Some(problem) = failed_guard(&result) {
+    if guard && let Some(problem) = result.failed_wasm_guard() {
         return Ok(Answer::blocked(event, problem));
     }
     let (stdout, code, stderr) = to_cc_output(&result.merged, event);
@@ -231,34 +231,4 @@ fn guard_problem(
         ));
     }
     None
-}
-
-/// A WASM guard that failed (could not load, trapped, timed out), whatever its `onFailure`,
-/// fails closed.
-fn failed_guard(result: &warden_hooks::DispatchResult) -> Option<String> {
-    use warden_hooks::{HandlerType, Outcome};
-    result
-        .handlers
-        .iter()
-        .filter(|h| h.handler_type == HandlerType::Wasm)
-        .find_map(|h| match &h.result.outcome {
-            Outcome::NonBlockingError { message } => Some(format!(
-                "the guard {} ({}) failed, so the call is blocked: {message}",
-                h.label, h.source
-            )),
-            // `onFailure = "block"` already turned the failure into a denial; exit 2 as for
-            // the other failures, so every failed guard reaches Claude Code the same way.
-            Outcome::Blocking {
-                reason,
-                fail_closed: true,
-            } => Some(format!(
-                "the guard {} ({}) failed, so the call is blocked: {reason}",
-                h.label, h.source
-            )),
-            Outcome::Cancelled => Some(format!(
-                "the guard {} ({}) timed out, so the call is blocked",
-                h.label, h.source
-            )),
-            _ => None,
-        })
 }

@@ -444,6 +444,15 @@ impl Session {
         let pre_input = self.tool_event(Event::PreToolUse, &out, rules.mode().as_str(), None, meta);
         let pre = dispatch(Event::PreToolUse, &pre_input, self.hook_config(), &dopts).await;
         trace_handlers(&mut out.trace, Step::PreToolUse, &pre);
+        if let Some(problem) = pre.failed_wasm_guard() {
+            // Fail closed, as `warden hook` does: the rules must not decide alone a call a
+            // guard was meant to judge.
+            out.decision = Decision::Deny;
+            out.reason = problem.clone();
+            out.source = Some("PreToolUse hooks".into());
+            out.status = ToolStatus::Denied { message: problem };
+            return Ok(out);
+        }
         if pre.merged.continue_on_block == Some(false) {
             out.ends_turn = Some(ends_turn_reason(&pre));
         }

@@ -194,6 +194,36 @@ pub struct DispatchResult {
     pub warnings: Vec<String>,
 }
 
+impl DispatchResult {
+    /// Why this dispatch of a guard event must block: a WASM handler that failed (could not
+    /// load, trapped, timed out), whatever its `onFailure`. A WASM guard is there to stop
+    /// calls, so one that did not answer is not "no objection"; command and other handlers
+    /// keep Claude Code's rule (their `onFailure` decides).
+    pub fn failed_wasm_guard(&self) -> Option<String> {
+        self.handlers
+            .iter()
+            .filter(|h| h.handler_type == HandlerType::Wasm)
+            .find_map(|h| match &h.result.outcome {
+                Outcome::NonBlockingError { message } => Some(format!(
+                    "the guard {} ({}) failed, so the call is blocked: {message}",
+                    h.label, h.source
+                )),
+                Outcome::Blocking {
+                    reason,
+                    fail_closed: true,
+                } => Some(format!(
+                    "the guard {} ({}) failed, so the call is blocked: {reason}",
+                    h.label, h.source
+                )),
+                Outcome::Cancelled => Some(format!(
+                    "the guard {} ({}) timed out, so the call is blocked",
+                    h.label, h.source
+                )),
+                _ => None,
+            })
+    }
+}
+
 /// Per-dispatch data shared by the handler tasks.
 struct Ctx {
     event: Event,
