@@ -793,3 +793,73 @@ fn tool_asks_only_where_someone_can_answer() {
         "{help}"
     );
 }
+
+/// `hook-wasm` on `component` with `input` on stdin.
+fn hook_wasm(component: &str, event: &str, grant: &str, input: &Value, home: &Path) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["hook-wasm", component, event, "--grant", grant])
+        .env("WARDEN_HOME", home)
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .env_remove("CLAUDE_PLUGIN_DATA")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.to_string().as_bytes())
+        .expect("write");
+    child.wait_with_output().expect("wait")
+}
+
+#[test]
+fn hook_wasm_shows_what_the_guest_logged_and_printed_on_stderr() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let event = |name: &str, input: Value| {
+        json!({"hook_event_name": name, "tool_name": "Bash", "tool_input": input,
+               "tool_response": {"stdout": ""},
+               "cwd": t.path(), "session_id": "s", "transcript_path": "/t", "tool_use_id": "u"})
+    };
+    let out = hook_wasm(
+        warden_test_artifacts::HOSTILE,
+        "PreToolUse",
+        "{}",
+        &event("PreToolUse", json!({"command": "ls", "attack": "stderr"})),
+        &home,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = stderr(&out);
+    assert!(
+        err.contains("a note on stderr") && err.contains("a note on stdout"),
+        "{err}"
+    );
+    // Stdout is the answer alone, still JSON.
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("JSON answer");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "allow",
+        "{answer}"
+    );
+
+    // A log record through warden:plugin/log: audit-log says why it recorded nothing.
+    let data = t.path().join("data");
+    let grant = json!({"env": ["CLAUDE_PLUGIN_DATA"], "fs": [{"path": data, "write": true}]});
+    let component =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/audit-log/wasm/audit_log.wasm");
+    let out = hook_wasm(
+        component.to_str().expect("utf-8"),
+        "PostToolUse",
+        &grant.to_string(),
+        &event("PostToolUse", json!({"command": "ls"})),
+        &home,
+    );
+    assert!(
+        stderr(&out).contains("[warn] audit-log: CLAUDE_PLUGIN_DATA is not set"),
+        "{out:?}"
+    );
+}

@@ -76,6 +76,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let ctx = session.call_context(&cwd, &grant, session.guest_policy(false));
     let call =
         super::block_on(runtime.call_hook(&component, event.as_str(), &input, &limits, ctx))??;
+    // What the guest logged and wrote to stderr goes to stderr, before the answer's own
+    // message, so a hook author sees it while trying the hook; stdout stays the answer.
+    for record in &call.logs {
+        eprintln!("[{}] {}", record.level, record.message);
+    }
+    for captured in [&call.stdout, &call.stderr] {
+        let text = captured.text.trim_end();
+        if !text.is_empty() {
+            eprintln!("{text}");
+        }
+        if captured.truncated {
+            eprintln!("(guest output truncated)");
+        }
+    }
     let out = call.result.to_cc_output(event.as_str());
     println!("{}", out.json);
     if let Some(msg) = &out.stderr {
