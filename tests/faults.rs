@@ -708,12 +708,17 @@ fn corrupt_state_and_settings_files_are_named_and_never_overwritten() {
             &["plugin", "grant", ID, "--yes"],
             &["plugin", "disable", ID],
             &["plugin", "uninstall", ID],
+            &["plugin", "marketplace", "list"],
+            &["plugin", "marketplace", "update"],
         ];
         // The commands that read the file (`update` of an up-to-date plugin changes nothing
         // and reads neither grants nor settings).
         let reads_it = |args: &[&str]| -> bool {
             match *file {
-                "plugins/known_marketplaces.json" => matches!(args[1], "install" | "update"),
+                "plugins/known_marketplaces.json" => {
+                    matches!(args[1], "install" | "update" | "marketplace")
+                }
+                _ if args[1] == "marketplace" => false,
                 "plugins/grants.json" => {
                     matches!(args[1], "details" | "install" | "grant" | "uninstall")
                 }
