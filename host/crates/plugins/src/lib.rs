@@ -13,6 +13,7 @@ pub mod capability;
 pub mod diag;
 pub mod digest;
 pub mod error;
+pub mod fault;
 mod frontmatter;
 pub mod git;
 pub mod hooks;

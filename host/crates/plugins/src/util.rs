@@ -176,6 +176,57 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Moves the directory `new` to `dest`, replacing whatever directory is there, such that a
+/// crash at any instant leaves either the old or the new directory at `dest`, never none. The
+/// old directory ends up at `new`'s path (on Linux, by an atomic exchange) or at `aside`
+/// (elsewhere: two renames, the second undone if it fails), both of which the caller places
+/// in a scratch directory it removes.
+pub(crate) fn swap_into_place(new: &Path, dest: &Path, aside: &Path) -> std::io::Result<()> {
+    if std::fs::symlink_metadata(dest).is_err() {
+        return std::fs::rename(new, dest);
+    }
+    #[cfg(target_os = "linux")]
+    match exchange(new, dest) {
+        Ok(()) => return Ok(()),
+        // A filesystem without RENAME_EXCHANGE (some network and FUSE filesystems).
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {}
+        Err(e) => return Err(e),
+    }
+    std::fs::rename(dest, aside)?;
+    if let Err(e) = std::fs::rename(new, dest) {
+        let _ = std::fs::rename(aside, dest);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// `renameat2(a, b, RENAME_EXCHANGE)`: both paths must exist; they trade places atomically.
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (ca, cb) = (c(a)?, c(b)?);
+    // SAFETY: both pointers are NUL-terminated strings that outlive the call; the call reads
+    // them and changes nothing in this process's memory.
+    let rc = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            ca.as_ptr(),
+            libc::AT_FDCWD,
+            cb.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// Pretty JSON with a trailing newline.
 pub(crate) fn to_json_bytes(v: &impl serde::Serialize) -> Vec<u8> {
     let mut out = serde_json::to_vec_pretty(v).unwrap_or_default();

@@ -7,6 +7,7 @@ use crate::digest::{ORPHAN_MARKER, tree_digest};
 use crate::error::{PluginError, io};
 use crate::names::{child_dir, resolves_below};
 use crate::store::InstalledPlugins;
+use crate::util::swap_into_place;
 
 /// Moves the staged tree `staged` into the cache under `base` and returns where it now is.
 ///
@@ -62,7 +63,9 @@ pub(super) fn place_in_cache(
         CacheState::Absent => {
             std::fs::rename(staged, &dir).map_err(io(&dir))?;
         }
-        CacheState::Differs => replace_dir(staged, &dir, &staging.join("replaced"))?,
+        CacheState::Differs => {
+            swap_into_place(staged, &dir, &staging.join("replaced")).map_err(io(&dir))?
+        }
     }
     Ok(dir)
 }
@@ -87,21 +90,6 @@ fn cache_state(dir: &Path, digest: &str) -> CacheState {
     }
 }
 
-/// Replaces `dest` with `staged`: `dest` is first moved aside to `trash` (inside the staging
-/// directory, so on the same filesystem and removed with it) and moved back if `staged` cannot
-/// be renamed into place, so a failure leaves the previous directory where it was.
-fn replace_dir(staged: &Path, dest: &Path, trash: &Path) -> Result<(), PluginError> {
-    std::fs::rename(dest, trash).map_err(io(dest))?;
-    if let Err(source) = std::fs::rename(staged, dest) {
-        let _ = std::fs::rename(trash, dest);
-        return Err(PluginError::Io {
-            path: dest.to_path_buf(),
-            source,
-        });
-    }
-    Ok(())
-}
-
 /// Marks a cache directory as orphaned; a recorded path that does not resolve into the cache
 /// (an edited `installed_plugins.json`) is left alone.
 pub(super) fn mark_orphan(cache_root: &Path, dir: &Path) {
@@ -114,20 +102,110 @@ pub(super) fn mark_orphan(cache_root: &Path, dir: &Path) {
     }
 }
 
-/// Removes staging directories left by killed installs (older than 10 minutes).
-pub(super) fn sweep_stale(tmp_root: &Path) {
+/// The file in a scratch directory that its command holds locked while it runs.
+const LOCK_FILE: &str = ".lock";
+
+/// A scratch directory under `plugins/.tmp/` for one command (a staging copy, a clone), on the
+/// cache's filesystem so what is built in it can be renamed into place. It is locked for as
+/// long as it lives: the lock dies with the process however it ends, so the next command can
+/// tell a directory left by a killed one from one a running command is using.
+pub(super) struct Scratch {
+    dir: tempfile::TempDir,
+    _lock: std::fs::File,
+}
+
+impl Scratch {
+    /// Sweeps what killed commands left in `tmp_root`, then makes a new locked directory.
+    pub(super) fn new(tmp_root: &Path, prefix: &str) -> Result<Self, PluginError> {
+        std::fs::create_dir_all(tmp_root).map_err(io(tmp_root))?;
+        sweep_stale(tmp_root);
+        let dir = tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir_in(tmp_root)
+            .map_err(io(tmp_root))?;
+        // Locked under another name and then renamed, so a sweep never finds the lock file
+        // before it is held.
+        let new_lock = dir.path().join(".lock-new");
+        let lock = std::fs::File::create(&new_lock).map_err(io(&new_lock))?;
+        lock.lock().map_err(io(&new_lock))?;
+        let lock_path = dir.path().join(LOCK_FILE);
+        std::fs::rename(&new_lock, &lock_path).map_err(io(&lock_path))?;
+        Ok(Scratch { dir, _lock: lock })
+    }
+
+    /// The directory.
+    pub(super) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// Removes scratch directories whose command is gone: those whose lock nobody holds, and,
+/// without a lock file (a command killed before it made one), those older than 10 minutes.
+fn sweep_stale(tmp_root: &Path) {
     let Ok(rd) = std::fs::read_dir(tmp_root) else {
         return;
     };
     for e in rd.flatten() {
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|d| d.as_secs() > 600);
-        if old {
-            let _ = std::fs::remove_dir_all(e.path());
+        let path = e.path();
+        let abandoned = match std::fs::File::open(path.join(LOCK_FILE)) {
+            Ok(f) => f.try_lock().is_ok(),
+            Err(_) => e
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|d| d.as_secs() > 600),
+        };
+        if abandoned {
+            let _ = std::fs::remove_dir_all(&path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sweep_removes_what_killed_commands_left_and_keeps_live_scratch_directories() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let tmp = root.path().join(".tmp");
+        let live = Scratch::new(&tmp, "stage-").expect("scratch");
+        // Left by a killed command: its lock file is there, nobody holds it.
+        let dead = tmp.join("stage-dead");
+        std::fs::create_dir_all(dead.join("plugin")).expect("mkdir");
+        std::fs::write(dead.join(LOCK_FILE), "").expect("lock file");
+        // Without a lock file and young: possibly a command between mkdir and its lock.
+        let young = tmp.join("stage-young");
+        std::fs::create_dir_all(&young).expect("mkdir");
+
+        let next = Scratch::new(&tmp, "stage-").expect("scratch");
+        assert!(live.path().is_dir());
+        assert!(next.path().is_dir());
+        assert!(!dead.exists());
+        assert!(young.is_dir());
+        let held = live.path().to_path_buf();
+        drop(live);
+        assert!(!held.exists());
+    }
+
+    #[test]
+    fn swap_into_place_replaces_a_directory_and_keeps_the_old_one_aside() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let (new, dest, aside) = (
+            root.path().join("new"),
+            root.path().join("dest"),
+            root.path().join("aside"),
+        );
+        std::fs::create_dir_all(&new).expect("mkdir");
+        std::fs::write(new.join("v"), "2").expect("write");
+        swap_into_place(&new, &dest, &aside).expect("first");
+        assert_eq!(std::fs::read_to_string(dest.join("v")).expect("read"), "2");
+        std::fs::create_dir_all(&new).expect("mkdir");
+        std::fs::write(new.join("v"), "3").expect("write");
+        swap_into_place(&new, &dest, &aside).expect("swap");
+        assert_eq!(std::fs::read_to_string(dest.join("v")).expect("read"), "3");
+        let old = if new.exists() { &new } else { &aside };
+        assert_eq!(std::fs::read_to_string(old.join("v")).expect("read"), "2");
     }
 }

@@ -300,7 +300,7 @@ impl CopyCx {
             .limits
             .max_file_bytes
             .min(self.limits.max_total_bytes - (self.bytes - meta.len()));
-        let copied = std::io::copy(&mut (&mut file).take(room + 1), &mut out).map_err(io(from))?;
+        let copied = copy_data(&mut (&mut file).take(room + 1), from, &mut out, to)?;
         if copied > room {
             return Err(PluginError::CopyBudget {
                 path: from.to_path_buf(),
@@ -316,6 +316,30 @@ impl CopyCx {
         }
         Ok(())
     }
+}
+
+/// Copies `r` (the file `from`) into `w` (the file `to`), and names in an error the file whose
+/// side failed: a full disk is a failure to write `to`, not to read `from`.
+fn copy_data(
+    r: &mut impl std::io::Read,
+    from: &Path,
+    w: &mut impl std::io::Write,
+    to: &Path,
+) -> Result<u64, PluginError> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut total = 0u64;
+    loop {
+        let n = match r.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(from)(e)),
+        };
+        w.write_all(&buf[..n]).map_err(io(to))?;
+        total += n as u64;
+    }
+    w.flush().map_err(io(to))?;
+    Ok(total)
 }
 
 /// Creates `to` (which must not exist) with `meta`'s permission bits.

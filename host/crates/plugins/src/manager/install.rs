@@ -7,13 +7,14 @@ use serde_json::{Value, json};
 use warden_config::Scope;
 
 use super::PluginManager;
-use super::cache::{mark_orphan, place_in_cache, sweep_stale};
+use super::cache::{Scratch, mark_orphan, place_in_cache};
 use super::copy::{CopyLimits, copy_tree};
 use super::report::{ConsentRequired, InstallOutcome, InstallReport, UninstallOutput};
 use crate::capability::{CapabilityRequest, Grant, format_diff};
 use crate::diag::Diagnostic;
 use crate::digest::tree_digest;
 use crate::error::{PluginError, io};
+use crate::fault;
 use crate::git;
 use crate::loader::{LoadContext, MANIFEST_FILE, load_plugin_with};
 use crate::marketplace::{MARKETPLACE_FILE, Marketplace, MarketplaceEntry, PluginSource};
@@ -171,6 +172,10 @@ impl PluginManager {
     ) -> Result<InstallOutcome, PluginError> {
         let command = if is_update { "update" } else { "install" };
         let settings = self.settings_file(scope)?;
+        // A settings file this install would write is checked before anything is fetched.
+        if !is_update {
+            enabled_value(&settings, "")?;
+        }
         let known = self.store.known()?;
         let not_found = || PluginError::NotFound {
             plugin: name.to_string(),
@@ -212,17 +217,16 @@ impl PluginManager {
             reason,
         })?;
 
-        let tmp_root = self.store.tmp_dir();
-        std::fs::create_dir_all(&tmp_root).map_err(io(&tmp_root))?;
-        sweep_stale(&tmp_root);
-        let staging = tempfile::Builder::new()
-            .prefix("stage-")
-            .tempdir_in(&tmp_root)
-            .map_err(io(&tmp_root))?;
+        let staging = Scratch::new(&self.store.tmp_dir(), "stage-")?;
         let plugin_dir = staging.path().join("plugin");
         let limits = self.copy_limits()?;
         let (git_sha, copy_warnings) =
             self.fetch(&id, &m, &entry, staging.path(), &plugin_dir, limits)?;
+        fault::point(if is_update {
+            "update.fetched"
+        } else {
+            "install.fetched"
+        });
 
         // Where warnings may name the staging copy, which is moved away below.
         let staged_paths: Vec<PathBuf> = std::iter::once(plugin_dir.clone())
@@ -330,13 +334,18 @@ impl PluginManager {
         // acceptance of that tree only: the source is fetched anew on every call, so a copy that
         // hashes differently is not what the user saw, whether or not it asks for more.
         let mut grants = self.store.grants()?;
+        // Grants count only while some installation of the plugin is recorded: one left by an
+        // install or uninstall that was killed before it finished was not confirmed by a
+        // recorded installation, so it is asked for again.
+        let recorded = installed.plugins.get(&id).is_some_and(|r| !r.is_empty());
         let prev_grant = previous
             .as_ref()
             .and_then(|p| p.warden.as_ref())
             .and_then(|w| grants.get(&id, &w.sha256))
             .or_else(|| grants.latest(&id))
+            .filter(|_| recorded)
             .cloned();
-        let exact = grants.get(&id, &digest).cloned();
+        let exact = grants.get(&id, &digest).filter(|_| recorded).cloned();
         let diff = request.beyond(exact.as_ref().or(prev_grant.as_ref()));
         let approved_sha256 = match consent {
             Consent::AcceptDigest(d) if !d.eq_ignore_ascii_case(&digest) => Some(d.clone()),
@@ -387,53 +396,65 @@ impl PluginManager {
             &plugin_dir,
             staging.path(),
         )?;
+        fault::point(if is_update {
+            "update.cached"
+        } else {
+            "install.cached"
+        });
 
-        grants.put(grant);
-        self.store.write_grants(&grants)?;
-        let now = now_iso();
-        let record = InstallRecord {
-            scope,
-            install_path: final_dir.clone(),
-            version: version.clone(),
-            installed_at: previous
-                .as_ref()
-                .map(|p| p.installed_at.clone())
-                .unwrap_or_else(|| now.clone()),
-            last_updated: now,
-            project_path: self.project_path(scope),
-            git_commit_sha: git_sha.clone(),
-            warden: Some(WardenRecord {
-                sha256: digest.clone(),
-            }),
-            extra: {
-                let mut x = previous
-                    .as_ref()
-                    .map(|p| p.extra.clone())
-                    .unwrap_or_default();
-                x.insert("wardenEntry".into(), Value::Object(entry.raw.clone()));
-                x
-            },
-        };
-        let recs = installed.plugins.entry(id.clone()).or_default();
-        recs.retain(|r| !self.record_here(r, scope));
-        recs.push(record);
-        self.store.write_installed(&installed)?; // commit point
-        if !is_update {
+        // The installed registry is written last: it is the commit point, and what each step
+        // before it leaves behind means nothing while no installation records it (an
+        // `enabledPlugins` key of a plugin that is not installed, an unrecorded cache copy, a
+        // grant that is not counted, see above).
+        let enabled_before = if is_update {
+            None
+        } else {
             let enable = entry
                 .raw
                 .get("defaultEnabled")
                 .and_then(Value::as_bool)
                 .or(loaded.manifest.default_enabled)
                 .unwrap_or(true);
-            edit_settings(&settings, |s| {
-                let ep = s.entry("enabledPlugins").or_insert_with(|| json!({}));
-                if !ep.is_object() {
-                    *ep = json!({});
-                }
-                if let Some(o) = ep.as_object_mut() {
-                    o.insert(id.clone(), Value::Bool(enable));
-                }
-            })?;
+            let before = set_enabled_key(&settings, &id, Some(Value::Bool(enable)))?;
+            fault::point("install.settings-written");
+            Some(before)
+        };
+        let committed = self.commit_install(
+            &id,
+            &mut installed,
+            &mut grants,
+            grant,
+            InstallRecord {
+                scope,
+                install_path: final_dir.clone(),
+                version: version.clone(),
+                installed_at: previous
+                    .as_ref()
+                    .map(|p| p.installed_at.clone())
+                    .unwrap_or_else(now_iso),
+                last_updated: now_iso(),
+                project_path: self.project_path(scope),
+                git_commit_sha: git_sha.clone(),
+                warden: Some(WardenRecord {
+                    sha256: digest.clone(),
+                }),
+                extra: {
+                    let mut x = previous
+                        .as_ref()
+                        .map(|p| p.extra.clone())
+                        .unwrap_or_default();
+                    x.insert("wardenEntry".into(), Value::Object(entry.raw.clone()));
+                    x
+                },
+            },
+            is_update,
+        );
+        if let Err(e) = committed {
+            // Put back what this scope said before, so a failed install leaves no trace there.
+            if let Some(before) = enabled_before {
+                let _ = set_enabled_key(&settings, &id, before);
+            }
+            return Err(e);
         }
         if let Some(prev) = &previous
             && prev.install_path != final_dir
@@ -446,6 +467,9 @@ impl PluginManager {
                 .any(|r| r.install_path == prev.install_path)
         {
             mark_orphan(&self.store.cache_dir(), &prev.install_path);
+            if is_update {
+                fault::point("update.old-version-released");
+            }
         }
         let message = if repairing {
             format!(
@@ -473,6 +497,36 @@ impl PluginManager {
             warnings,
             message,
         }))
+    }
+
+    /// Writes the grant, then the installation record: the commit point of install and update.
+    fn commit_install(
+        &self,
+        id: &str,
+        installed: &mut crate::store::InstalledPlugins,
+        grants: &mut crate::store::Grants,
+        grant: Grant,
+        record: InstallRecord,
+        is_update: bool,
+    ) -> Result<(), PluginError> {
+        grants.put(grant);
+        self.store.write_grants(grants)?;
+        fault::point(if is_update {
+            "update.grants-written"
+        } else {
+            "install.grants-written"
+        });
+        let scope = record.scope;
+        let recs = installed.plugins.entry(id.to_string()).or_default();
+        recs.retain(|r| !self.record_here(r, scope));
+        recs.push(record);
+        self.store.write_installed(installed)?;
+        fault::point(if is_update {
+            "update.registry-written"
+        } else {
+            "install.registry-written"
+        });
+        Ok(())
     }
 
     /// Fetches an entry's files into `dest` (inside `staging`); returns the git commit, if any.
@@ -541,7 +595,16 @@ impl PluginManager {
         scope: Option<Scope>,
         keep_data: bool,
     ) -> Result<UninstallOutput, PluginError> {
-        let id = self.resolve_installed(spec)?;
+        let id = match self.resolve_installed(spec) {
+            Ok(id) => id,
+            Err(e @ PluginError::NotInstalled { .. }) => {
+                return match self.interrupted_uninstall(spec)? {
+                    Some(id) => self.finish_uninstall(&id, scope.unwrap_or(Scope::User), keep_data),
+                    None => Err(e),
+                };
+            }
+            Err(e) => return Err(e),
+        };
         let scope = self.installed_scope(&id, scope)?;
         let mut installed = self.store.installed()?;
         let recs = installed.plugins.entry(id.clone()).or_default();
@@ -556,15 +619,18 @@ impl PluginManager {
         if last {
             installed.plugins.remove(&id);
         }
-        self.store.write_installed(&installed)?;
+        // Every file written below is read first, so a corrupt one stops the uninstall before
+        // its commit point instead of half way through.
         let settings = self.settings_file(scope)?;
-        if settings.exists() {
-            edit_settings(&settings, |m| {
-                if let Some(o) = m.get_mut("enabledPlugins").and_then(Value::as_object_mut) {
-                    o.remove(&id);
-                }
-            })?;
-        }
+        enabled_value(&settings, "")?;
+        self.store.grants()?;
+        // The commit point comes first here: once no installation records the plugin, what is
+        // left of it below (a settings key, a grant that no longer counts, data) is inert, and
+        // running `uninstall` again removes it.
+        self.store.write_installed(&installed)?;
+        fault::point("uninstall.registry-written");
+        set_enabled_key(&settings, &id, None)?;
+        fault::point("uninstall.settings-written");
         if !installed
             .plugins
             .values()
@@ -573,17 +639,9 @@ impl PluginManager {
         {
             mark_orphan(&self.store.cache_dir(), &rec.install_path);
         }
+        fault::point("uninstall.cache-released");
         if last {
-            // Deleted only as `data/<name>` resolved: a `data` that is a symlink is not followed.
-            if !keep_data
-                && let Ok(dir) = child_dir(&self.store.root, &["data", &data_dir_name(&id)], false)
-            {
-                let _ = std::fs::remove_dir_all(dir);
-            }
-            let mut g = self.store.grants()?;
-            if g.grants.remove(&id).is_some() {
-                self.store.write_grants(&g)?;
-            }
+            self.remove_leftovers(&id, keep_data)?;
         }
         Ok(UninstallOutput {
             command: "uninstall",
@@ -594,6 +652,112 @@ impl PluginManager {
             scope,
             kept_data: keep_data && last,
         })
+    }
+
+    /// The plugin id of an uninstall that was killed after its commit point: no installation is
+    /// recorded, but its grants are still there (they are removed last).
+    fn interrupted_uninstall(&self, spec: &str) -> Result<Option<String>, PluginError> {
+        let installed = self.store.installed()?;
+        let grants = self.store.grants()?;
+        let mut hits = grants.grants.keys().filter(|id| {
+            !installed.plugins.contains_key(*id)
+                && (id.as_str() == spec || split_plugin_id(id).0 == spec)
+        });
+        Ok(match (hits.next(), hits.next()) {
+            (Some(id), None) => Some(id.clone()),
+            _ => None,
+        })
+    }
+
+    /// Finishes an interrupted uninstall of `id` in `scope`.
+    fn finish_uninstall(
+        &self,
+        id: &str,
+        scope: Scope,
+        keep_data: bool,
+    ) -> Result<UninstallOutput, PluginError> {
+        set_enabled_key(&self.settings_file(scope)?, id, None)?;
+        self.remove_leftovers(id, keep_data)?;
+        Ok(UninstallOutput {
+            command: "uninstall",
+            outcome: "ok",
+            message: format!(
+                "✔ Successfully uninstalled plugin: {id} (scope: {scope}); an earlier uninstall had been interrupted, and what it left is now removed"
+            ),
+            plugin: id.to_string(),
+            plugin_id: id.to_string(),
+            scope,
+            kept_data: keep_data,
+        })
+    }
+
+    /// After the last installation of `id` is gone: its data directory (unless `keep_data`),
+    /// then its grants, last, since they mark an uninstall that has not finished.
+    fn remove_leftovers(&self, id: &str, keep_data: bool) -> Result<(), PluginError> {
+        // Deleted only as `data/<name>` resolved: a `data` that is a symlink is not followed.
+        if !keep_data
+            && let Ok(dir) = child_dir(&self.store.root, &["data", &data_dir_name(id)], false)
+        {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        fault::point("uninstall.data-removed");
+        let mut g = self.store.grants()?;
+        if g.grants.remove(id).is_some() {
+            self.store.write_grants(&g)?;
+        }
+        Ok(())
+    }
+}
+
+/// Sets (`Some`) or removes (`None`) `enabledPlugins[id]` in a settings file, and returns what
+/// it was. A file that would not change is not written (nor created).
+pub(super) fn set_enabled_key(
+    settings: &Path,
+    id: &str,
+    value: Option<Value>,
+) -> Result<Option<Value>, PluginError> {
+    let before = enabled_value(settings, id)?;
+    if before == value {
+        return Ok(before);
+    }
+    edit_settings(settings, |m| {
+        let ep = m.entry("enabledPlugins").or_insert_with(|| json!({}));
+        if let Some(o) = ep.as_object_mut() {
+            match &value {
+                Some(v) => {
+                    o.insert(id.to_string(), v.clone());
+                }
+                None => {
+                    o.remove(id);
+                }
+            }
+        }
+    })?;
+    Ok(before)
+}
+
+/// `enabledPlugins[id]` of a settings file. A file that cannot be read or parsed, or whose
+/// `enabledPlugins` is not an object, is an error naming it and the position, so no command
+/// writes over what the user wrote there.
+pub(super) fn enabled_value(settings: &Path, id: &str) -> Result<Option<Value>, PluginError> {
+    let map = warden_config::read_settings_file(settings)?.unwrap_or_default();
+    match map.get("enabledPlugins") {
+        None => Ok(None),
+        Some(Value::Object(o)) => Ok(o.get(id).cloned()),
+        Some(other) => {
+            let at = std::fs::read_to_string(settings)
+                .ok()
+                .and_then(|t| crate::util::locate_key(&t, "enabledPlugins"))
+                .map(|(l, c)| format!("{l}:{c}: "))
+                .unwrap_or_default();
+            Err(PluginError::State {
+                path: settings.to_path_buf(),
+                message: format!(
+                    "{at}`enabledPlugins` is {}, not an object of plugin ids to true or false; fix the file, nothing was changed",
+                    warden_config::json_type_name(other)
+                ),
+            })
+        }
     }
 }
 

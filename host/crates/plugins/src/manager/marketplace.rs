@@ -6,9 +6,10 @@ use serde_json::{Value, json};
 use warden_config::Scope;
 
 use super::PluginManager;
-use super::cache::mark_orphan;
+use super::cache::{Scratch, mark_orphan};
 use super::report::{MarketplaceListItem, MarketplaceOutput};
 use crate::error::{PluginError, io};
+use crate::fault;
 use crate::git;
 use crate::marketplace::{
     MARKETPLACE_FILE, Marketplace, is_reserved_name, load_marketplace, looks_like_owner_repo,
@@ -16,8 +17,8 @@ use crate::marketplace::{
 use crate::names::{child_dir, resolves_below};
 use crate::namespace::split_plugin_id;
 use crate::store::{KnownMarketplace, MarketplaceSource, edit_settings};
-use crate::util::has_parent_segment;
 use crate::util::now_iso;
+use crate::util::{has_parent_segment, swap_into_place};
 
 impl PluginManager {
     /// `marketplace add <source>`: a directory, a git URL (`https://…`, `ssh://…`, `git://…`,
@@ -226,17 +227,15 @@ impl PluginManager {
             | MarketplaceSource::Git { git_ref, path, .. } => (git_ref.clone(), path.clone()),
             MarketplaceSource::Directory { .. } => (None, None),
         };
-        let tmp_root = self.store.tmp_dir();
-        std::fs::create_dir_all(&tmp_root).map_err(io(&tmp_root))?;
-        let tmp = tempfile::Builder::new()
-            .prefix("mkt-")
-            .tempdir_in(&tmp_root)
-            .map_err(io(&tmp_root))?;
+        let tmp = Scratch::new(&self.store.tmp_dir(), "mkt-")?;
         let repo = tmp.path().join("repo");
         let pb = self.progress().spinner(format!("Cloning {url}"));
         let res = git::clone(&url, &repo, git_ref.as_deref(), None, None);
         pb.finish_and_clear();
         res?;
+        if expect_name.is_some() {
+            fault::point("marketplace-update.cloned");
+        }
         let catalog_dir = match &sub {
             Some(p) if Path::new(p).is_absolute() || has_parent_segment(p) => {
                 return Err(PluginError::BadSource(format!(
@@ -267,16 +266,9 @@ impl PluginManager {
         // replaced below is the directory of that name in `marketplaces/`, by resolved path.
         child_dir(&self.store.root, &["marketplaces", &m.name], true)?;
         let dest = self.store.marketplaces_dir().join(&m.name);
-        let trash = tmp.path().join("old");
-        if dest.exists() {
-            std::fs::rename(&dest, &trash).map_err(io(&dest))?;
-        }
-        if let Err(e) = std::fs::rename(&repo, &dest) {
-            let _ = std::fs::rename(&trash, &dest);
-            return Err(PluginError::Io {
-                path: dest,
-                source: e,
-            });
+        swap_into_place(&repo, &dest, &tmp.path().join("old")).map_err(io(&dest))?;
+        if expect_name.is_some() {
+            fault::point("marketplace-update.swapped");
         }
         let loc = match &sub {
             Some(p) => dest.join(p),
@@ -361,6 +353,7 @@ impl PluginManager {
             });
         }
         self.store.write_known(&known)?;
+        fault::point("marketplace-update.written");
         Ok(out)
     }
 

@@ -30,9 +30,17 @@
 //! since it was installed (what `verify` reports as tampered) is replaced by the staged copy,
 //! moved aside first and moved back if the rename fails. So `install` of an installed plugin and
 //! `update` both repair a tampered cache copy; `update` answers `up-to-date` only when the
-//! source and the cache copy both match the recorded digest. The commit point is the atomic
-//! rewrite of `installed_plugins.json`; a failure or kill before it leaves the previous version
-//! recorded and on disk. Leftover staging directories are swept on the next install.
+//! source and the cache copy both match the recorded digest. A directory is replaced by an
+//! atomic exchange (`renameat2`), so a kill never leaves the path empty.
+//!
+//! The commit point is the atomic rewrite of `installed_plugins.json`, written after the cache
+//! copy, the `enabledPlugins` key and the grant; a failure or kill before it leaves the previous
+//! version recorded, on disk and granted, and what was written before it is inert (a grant
+//! counts only for a plugin some installation records). Uninstall commits first and then
+//! removes the settings key, the data and, last, the grants, so `uninstall` run again after a
+//! kill finds the leftover grant and finishes. Each command's staging directory holds a lock
+//! while it runs; the next command removes those whose lock nobody holds. The crash points
+//! tested are listed in [`crate::fault::POINTS`].
 //!
 //! **Consent.** A request beyond the stored grants is granted only as [`Consent`] says. The CLI
 //! shows the request of a [`InstallOutcome::NeedsConsent`] and calls again with
@@ -54,18 +62,20 @@ mod report;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use warden_config::{Home, Scope};
 
 use crate::capability::{CapabilityRequest, Grant};
 use crate::digest::{file_sha256, tree_digest};
 use crate::error::io;
+use crate::fault;
 use crate::loader::{LoadContext, LoadedPlugin, load_plugin_with};
 use crate::marketplace::{MarketplaceEntry, PluginSource, load_marketplace};
 use crate::namespace::{data_dir_name, plugin_id, split_plugin_id};
 use crate::progress::Progress;
-use crate::store::{InstallRecord, Store, edit_settings, enabled_plugins_in};
+use crate::store::{InstallRecord, Store, enabled_plugins_in};
 use crate::util::now_iso;
+use install::{enabled_value, set_enabled_key};
 
 pub use crate::error::PluginError;
 pub use copy::{COPY_DELAY_ENV, CopyLimits};
@@ -252,10 +262,10 @@ impl PluginManager {
             None => self.installed_scope(&id, None).unwrap_or(Scope::User),
         };
         let settings = self.settings_file(scope)?;
+        self.check_settings()?;
         // The value this scope sets, else the plugin's effective state here.
-        let current = enabled_plugins_in(&settings)
-            .get(&id)
-            .and_then(Value::as_bool)
+        let current = enabled_value(&settings, &id)?
+            .and_then(|v| v.as_bool())
             .unwrap_or_else(|| self.is_enabled(&id, true));
         if current == on {
             return Err(PluginError::AlreadyInState {
@@ -263,15 +273,7 @@ impl PluginManager {
                 enabled: on,
             });
         }
-        edit_settings(&settings, |m| {
-            let ep = m.entry("enabledPlugins").or_insert_with(|| json!({}));
-            if !ep.is_object() {
-                *ep = json!({});
-            }
-            if let Some(o) = ep.as_object_mut() {
-                o.insert(id.clone(), Value::Bool(on));
-            }
-        })?;
+        set_enabled_key(&settings, &id, Some(Value::Bool(on)))?;
         let verb = if on { "enabled" } else { "disabled" };
         Ok(EnableOutput {
             command: if on { "enable" } else { "disable" },
@@ -297,9 +299,21 @@ impl PluginManager {
         default
     }
 
+    /// Reads the settings files whose `enabledPlugins` decide what is enabled here, so a
+    /// corrupt one is an error naming it rather than a silent "enabled by default".
+    pub(super) fn check_settings(&self) -> Result<(), PluginError> {
+        for s in [Scope::Local, Scope::Project, Scope::User] {
+            if let Ok(p) = self.settings_file(s) {
+                enabled_value(&p, "")?;
+            }
+        }
+        Ok(())
+    }
+
     /// `list [--available]`.
     pub fn list(&self, available: bool) -> Result<ListOutput, PluginError> {
         let installed = self.store.installed()?;
+        self.check_settings()?;
         let mut items = Vec::new();
         for (id, recs) in &installed.plugins {
             for r in recs {
@@ -469,7 +483,9 @@ impl PluginManager {
         };
         let mut grants = self.store.grants()?;
         grants.put(g.clone());
+        fault::point("grant.checked");
         self.store.write_grants(&grants)?;
+        fault::point("grant.written");
         Ok(g)
     }
 
