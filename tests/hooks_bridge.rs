@@ -552,3 +552,28 @@ fn bridge_guard_events_block_when_warden_cannot_start() {
         assert_eq!(out.status.code(), Some(127), "{event}");
     }
 }
+
+/// A command hook that exits without reading its input is ordinary (`exit 0`, or a script
+/// that decides from its arguments). Warden writing the rest of the input into the closed pipe
+/// must not kill it: the input here is larger than a pipe holds, so the write always meets the
+/// closed end.
+#[test]
+fn a_command_hook_that_ignores_its_input_does_not_kill_warden() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let home = t.path().join("home");
+    let proj = t.path().join("proj");
+    project_with_hook(
+        &proj,
+        r#"echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no input needed"}}'"#,
+    );
+    let big = "x".repeat(1 << 20);
+    let input = pre_tool_use(
+        &proj,
+        "Write",
+        json!({"file_path": "a.txt", "content": big}),
+    );
+    for _ in 0..3 {
+        let out = warden_in(Some(&proj), &["hook", "PreToolUse"], &home, &input);
+        assert_eq!(decision(&out).as_deref(), Some("deny"), "{out:?}");
+    }
+}
