@@ -24,6 +24,8 @@ fn a_small_bench_run_queues_on_a_small_pool_and_reports_no_errors() {
             "10",
             "--concurrent",
             "500",
+            "--rounds",
+            "2",
             "--sequential",
             "5000",
             "--direct",
@@ -68,11 +70,12 @@ fn a_small_bench_run_queues_on_a_small_pool_and_reports_no_errors() {
     assert!(plugins["withinGoal"].is_boolean());
 
     let runs = report["runs"].as_array().expect("runs");
-    let parts: Vec<(&str, u64)> = runs
+    let parts: Vec<(&str, u64, u64)> = runs
         .iter()
         .map(|r| {
             (
                 r["path"].as_str().unwrap_or(""),
+                r["concurrency"].as_u64().unwrap_or(0),
                 r["calls"].as_u64().unwrap_or(0),
             )
         })
@@ -80,10 +83,10 @@ fn a_small_bench_run_queues_on_a_small_pool_and_reports_no_errors() {
     assert_eq!(
         parts,
         [
-            ("dispatch", 500),
-            ("dispatch", 5000),
-            ("runtime", 1000),
-            ("runtime", 1000)
+            ("dispatch", 500, 1000),
+            ("dispatch", 1, 5000),
+            ("runtime", 1, 1000),
+            ("runtime", 4, 1000)
         ],
         "{report:#}"
     );
@@ -101,6 +104,7 @@ fn a_small_bench_run_queues_on_a_small_pool_and_reports_no_errors() {
         assert!(number(rss, "startMib") > 0.0, "{run:#}");
         assert!(number(rss, "endMib") > 0.0, "{run:#}");
         assert!(rss["flatWithin10Pct"].is_boolean(), "{run:#}");
+        assert!(rss["flatRule"].is_string(), "{run:#}");
     }
     // The burst ran on four threads at once against one slot.
     assert!(

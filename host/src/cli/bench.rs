@@ -41,13 +41,13 @@ use warden_plugins::{InstallOptions, PluginManager};
 (a few minutes on 2 cores); the numbers in the README come from it.
 
 Examples:
-  warden bench                                        the full run: 100 plugins, 10,000 concurrent, 1,000,000 sequential
+  warden bench                                        the full run: 100 plugins, 5 × 10,000 concurrent, 1,000,000 sequential
   warden bench --plugins 0 --concurrent 0 --sequential 100000
                                                       a shorter soak only
   warden bench --concurrent 500 --sequential 5000 --plugins 10 --direct 2000 --json
                                                       a smoke run, machine-readable
-  warden bench --concurrent 10000 --pool 16 --threads 8
-                                                      a small pool under a burst: calls queue for a slot"
+  warden bench --plugins 0 --sequential 0 --direct 0 --pool 1 --threads 4
+                                                      one slot for four threads: calls queue for it"
 )]
 pub struct Args {
     /// Plugins to install and load for the idle-RSS part.
@@ -56,6 +56,10 @@ pub struct Args {
     /// PreToolUse dispatches started at once.
     #[arg(long, default_value_t = 10_000, value_name = "N")]
     concurrent: usize,
+    /// Bursts of `--concurrent` dispatches, one after another (RSS must not rise from one
+    /// to the next).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    rounds: usize,
     /// PreToolUse dispatches one after another (the soak).
     #[arg(long, default_value_t = 1_000_000, value_name = "N")]
     sequential: usize,
@@ -149,11 +153,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         if args.concurrent > 0 {
             progress(
                 &args,
-                &format!("{} concurrent dispatches", group(args.concurrent)),
+                &format!(
+                    "{} × {} concurrent dispatches",
+                    args.rounds.max(1),
+                    group(args.concurrent)
+                ),
             );
-            report
-                .runs
-                .push(rt.block_on(bench.clone().concurrent(args.concurrent))?);
+            report.runs.push(
+                rt.block_on(
+                    bench
+                        .clone()
+                        .concurrent(args.concurrent, args.rounds.max(1)),
+                )?,
+            );
         }
         if args.sequential > 0 {
             progress(
@@ -455,6 +467,12 @@ struct Bench {
 struct Run {
     name: String,
     path: &'static str,
+    /// Calls in flight at once (tasks for the direct parts).
+    concurrency: usize,
+    rounds: usize,
+    /// RSS growth the flatness verdict is taken on (see `flat_rule`).
+    growth: Option<f64>,
+    flat_rule: &'static str,
     /// Mean time per dispatch by stage (the soak only).
     split: Option<Split>,
     calls: usize,
@@ -541,13 +559,6 @@ impl RssTrack {
         let peak = self.peak()? as f64;
         (start > 0.0).then(|| (peak - start) / start)
     }
-
-    /// How far the end is from the start.
-    fn end_growth(&self) -> Option<f64> {
-        let start = self.start? as f64;
-        let end = self.end? as f64;
-        (start > 0.0).then(|| (end - start) / start)
-    }
 }
 
 impl Bench {
@@ -581,49 +592,67 @@ impl Bench {
         .await?
     }
 
-    async fn concurrent(self: Arc<Self>, n: usize) -> anyhow::Result<Run> {
+    /// `rounds` bursts of `n` dispatches started at once, one burst after the other.
+    async fn concurrent(self: Arc<Self>, n: usize, rounds: usize) -> anyhow::Result<Run> {
         let rt = self.session.runtime()?;
         let before = rt.slot_stats();
-        let mut rss = RssTrack::new();
-        let done = Arc::new(AtomicUsize::new(0));
-        let started = Instant::now();
+        // Written now: a fresh allocation's pages count in RSS only once written, which would
+        // show the bench's own record as growth.
+        let mut latencies = vec![u32::MAX; n * rounds];
         let mut tasks = Vec::with_capacity(n);
-        for i in 0..n {
-            let (this, done) = (self.clone(), done.clone());
-            tasks.push(tokio::spawn(async move {
-                let r = this.one(i).await;
-                done.fetch_add(1, Ordering::Relaxed);
-                r
-            }));
-        }
-        while done.load(Ordering::Relaxed) < n {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            rss.sample();
-        }
-        let mut latencies = Vec::with_capacity(n);
+        let mut rss = RssTrack::new();
+        let mut round_ends = Vec::with_capacity(rounds);
         let (mut errors, mut first_error) = (0, None);
-        for t in tasks {
-            match t.await {
-                Ok(Ok(d)) => latencies.push(nanos(d)),
-                Ok(Err(e)) => {
-                    errors += 1;
-                    first_error.get_or_insert(e);
-                }
-                Err(e) => {
-                    errors += 1;
-                    first_error.get_or_insert(format!("task failed: {e}"));
+        let started = Instant::now();
+        for round in 0..rounds {
+            let done = Arc::new(AtomicUsize::new(0));
+            for i in 0..n {
+                let (this, done) = (self.clone(), done.clone());
+                tasks.push(tokio::spawn(async move {
+                    let r = this.one(i).await;
+                    done.fetch_add(1, Ordering::Relaxed);
+                    r
+                }));
+            }
+            while done.load(Ordering::Relaxed) < n {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                rss.sample();
+            }
+            for (i, t) in tasks.drain(..).enumerate() {
+                match t.await {
+                    Ok(Ok(d)) => latencies[round * n + i] = nanos(d),
+                    Ok(Err(e)) => {
+                        errors += 1;
+                        first_error.get_or_insert(e);
+                    }
+                    Err(e) => {
+                        errors += 1;
+                        first_error.get_or_insert(format!("task failed: {e}"));
+                    }
                 }
             }
+            round_ends.push(rss_kib());
+            rss.sample();
         }
         let secs = started.elapsed().as_secs_f64();
         rss.finish();
+        // A burst holds its tasks while it runs and the allocator keeps what they freed for a
+        // while, so the first burst sets the level; later bursts must not raise it.
+        let growth = match (round_ends.first(), round_ends.last()) {
+            (Some(Some(first)), Some(Some(last))) if *first > 0 => {
+                Some((*last as f64 - *first as f64) / *first as f64)
+            }
+            _ => None,
+        };
         let after = rt.slot_stats();
         Ok(Run {
-            name: format!("{} concurrent dispatches", group(n)),
+            name: format!("{} concurrent dispatches × {rounds}", group(n)),
             path: "dispatch",
+            concurrency: n,
+            rounds,
             split: None,
-            calls: n,
-            timed: n,
+            calls: n * rounds,
+            timed: n * rounds,
             errors,
             first_error,
             secs,
@@ -631,6 +660,8 @@ impl Bench {
             queued: after.queued - before.queued,
             busy: after.busy - before.busy,
             peak_in_use: after.peak_in_use,
+            growth,
+            flat_rule: "RSS after the last burst within 10% of RSS after the first",
             rss,
         })
     }
@@ -639,8 +670,9 @@ impl Bench {
         let rt = self.session.runtime()?;
         let this = self.clone();
         tokio::spawn(async move {
-            // Touched now, so the bench's own record does not show as growth.
-            let mut ns = vec![0u32; n];
+            // Written now (a zeroed allocation would be touched only as the run fills it, and
+            // show as growth).
+            let mut ns = vec![u32::MAX; n];
             let warm = (n / 100).clamp(1_000.min(n), 10_000);
             let every = (n / 20).max(1);
             let before = rt.slot_stats();
@@ -679,9 +711,14 @@ impl Bench {
             rss.finish();
             let after = rt.slot_stats();
             let timed = (n - timed_from).max(1) as u32;
+            let growth = rss.growth();
             Ok(Run {
                 name: format!("{} sequential dispatches", group(n)),
                 path: "dispatch",
+                concurrency: 1,
+                rounds: 1,
+                growth,
+                flat_rule: "every RSS sample after warm-up within 10% of the first",
                 split: Some(Split {
                     total: sums.total / timed,
                     options: sums.options / timed,
@@ -720,17 +757,21 @@ impl Bench {
         let limits = Limits::with_deadline(Duration::from_secs(5));
         let inputs: Arc<[String; 2]> = Arc::new(self.inputs.clone().map(|v| v.to_string()));
         let before = rt.slot_stats();
+        // Written before RSS is first read, as in the soak.
+        let records: Vec<Vec<u32>> = (0..tasks)
+            .map(|t| vec![u32::MAX; n / tasks + usize::from(t < n % tasks)])
+            .collect();
+        let mut ns = Vec::with_capacity(n);
         let mut rss = RssTrack::new();
         let started = Instant::now();
         let mut handles = Vec::with_capacity(tasks);
-        for t in 0..tasks {
-            let share = n / tasks + usize::from(t < n % tasks);
+        for mut record in records {
+            let share = record.len();
             let (rt, component, inputs, grant) =
                 (rt.clone(), component.clone(), inputs.clone(), grant.clone());
             let session = session.clone();
             handles.push(tokio::spawn(async move {
                 let policy = session.guest_policy(false);
-                let mut ns = Vec::with_capacity(share);
                 let (mut errors, mut first_error) = (0, None);
                 for i in 0..share {
                     let ctx = session.call_context(&session.cwd, &grant, policy.clone());
@@ -745,7 +786,7 @@ impl Bench {
                             if (c.result.decision == warden::hook_result::Decision::Deny)
                                 == deny =>
                         {
-                            ns.push(nanos(took))
+                            record[i] = nanos(took)
                         }
                         Ok(c) => {
                             errors += 1;
@@ -757,10 +798,9 @@ impl Bench {
                         }
                     }
                 }
-                (ns, errors, first_error)
+                (record, errors, first_error)
             }));
         }
-        let mut ns = Vec::with_capacity(n);
         let (mut errors, mut first_error) = (0, None);
         for h in handles {
             let (part, e, first) = h.await?;
@@ -773,7 +813,12 @@ impl Bench {
         let secs = started.elapsed().as_secs_f64();
         rss.finish();
         let after = rt.slot_stats();
+        let growth = rss.growth();
         Ok(Run {
+            concurrency: tasks,
+            rounds: 1,
+            growth,
+            flat_rule: "RSS at the end within 10% of the start",
             name: if tasks == 1 {
                 format!("{} call_hook, one task", group(n))
             } else {
@@ -857,21 +902,16 @@ impl Run {
         }
     }
 
-    /// Flat: for a burst, the end within 10% of the start (the burst's own tasks are held
-    /// while it runs); for the soak, every sample after warm-up within 10% of the first.
     fn flat(&self) -> Option<bool> {
-        let g = if self.name.contains("concurrent") {
-            self.rss.end_growth()
-        } else {
-            self.rss.growth()
-        }?;
-        Some(g <= FLAT_WITHIN)
+        self.growth.map(|g| g <= FLAT_WITHIN)
     }
 
     fn to_json(&self) -> Value {
         json!({
             "part": self.name,
             "path": self.path,
+            "concurrency": self.concurrency,
+            "rounds": self.rounds,
             "calls": self.calls,
             "timedCalls": self.timed,
             "errors": self.errors,
@@ -896,9 +936,9 @@ impl Run {
                 "endMib": mib_value(self.rss.end),
                 "peakMib": mib_value(self.rss.peak()),
                 "samplesMib": self.rss.samples.iter().map(|k| mib_value(Some(*k))).collect::<Vec<_>>(),
-                "growthPct": self.rss.growth().map(|g| round1(g * 100.0)),
-                "endGrowthPct": self.rss.end_growth().map(|g| round1(g * 100.0)),
+                "growthPct": self.growth.map(|g| round1(g * 100.0)),
                 "flatWithin10Pct": self.flat(),
+                "flatRule": self.flat_rule,
             },
         })
     }
@@ -1057,20 +1097,26 @@ impl Report {
             println!(
                 "\npeak: the most sandbox slots in use at once; queued: calls that found every slot \
                  in use and waited for one;\nbusy: calls that gave up waiting (none may). flat: RSS \
-                 within 10% of its value after warm-up (a burst: at its end)."
+                 within 10% of its value after warm-up (bursts: after the last burst,\nof its value \
+                 after the first)."
             );
         }
         let (dispatch_rate, direct_rate) = self.best_rates();
         if dispatch_rate.is_some() || direct_rate.is_some() {
             let show = |r: Option<f64>| r.map_or("n/a".into(), |r| group(r.round() as usize));
-            let best = dispatch_rate.unwrap_or(0.0).max(direct_rate.unwrap_or(0.0));
+            let verdict = |r: Option<f64>| match r {
+                Some(r) if r >= CALLS_GOAL => "met",
+                Some(_) => "not met",
+                None => "not run",
+            };
             println!(
-                "\nsandboxed hook calls/s: {} through the dispatcher, {} by call_hook alone \
-                 (goal ≥ {}: {})",
+                "\nsandboxed hook calls/s (best part): {} through the dispatcher (goal ≥ {}: {}), \
+                 {} by call_hook alone ({})",
                 show(dispatch_rate),
-                show(direct_rate),
                 group(CALLS_GOAL as usize),
-                if best >= CALLS_GOAL { "met" } else { "not met" }
+                verdict(dispatch_rate),
+                show(direct_rate),
+                verdict(direct_rate),
             );
             if let Some((split, sandbox)) = self.dispatch_split() {
                 let us = |d: Duration| d.as_secs_f64() * 1e6;
