@@ -619,6 +619,7 @@ fn every_subcommand_that_takes_input_has_examples() {
         &["mcp", "call"],
         &["context"],
         &["serve"],
+        &["bench"],
         &["completions"],
     ] {
         let out = warden(&[cmd, &["--help"]].concat(), home.path(), &[]);

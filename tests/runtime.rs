@@ -4,6 +4,8 @@
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -1008,4 +1010,164 @@ fn wasi_files_and_sockets_are_linked_but_reach_nothing() {
         matches!(listener.accept(), Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
         "the guest reached a socket"
     );
+}
+
+fn sleep_for(ms: u64) -> String {
+    pre_tool_use("Probe", json!({ "attack": "sleep", "ms": ms }))
+}
+
+/// More concurrent calls than sandbox slots: the calls beyond the pool wait for a slot in
+/// turn instead of failing. The guest sleeps on a WASI clock, so each call holds its slot
+/// while suspended and the pool really is full.
+#[test]
+fn a_full_pool_queues_calls_until_a_slot_comes_free() {
+    let rt = Arc::new(
+        Runtime::new(RuntimeConfig {
+            max_instances: 2,
+            ..RuntimeConfig::default()
+        })
+        .expect("runtime"),
+    );
+    let hostile = Arc::new(load(&rt, warden_test_artifacts::HOSTILE));
+    let calls: u64 = 40;
+    let results = block_on(async {
+        let mut set = tokio::task::JoinSet::new();
+        for _ in 0..calls {
+            let (rt, hostile) = (rt.clone(), hostile.clone());
+            set.spawn(async move {
+                let limits = Limits::with_deadline(Duration::from_secs(30));
+                rt.call_hook(&hostile, "PreToolUse", &sleep_for(20), &limits, ctx())
+                    .await
+            });
+        }
+        set.join_all().await
+    });
+    assert_eq!(results.len() as u64, calls);
+    for r in results {
+        let call = r.expect("every call gets a slot in the end");
+        assert_eq!(call.result.reason.as_deref(), Some("slept"));
+    }
+    let stats = rt.slot_stats();
+    assert_eq!(stats.slots, 2);
+    assert_eq!(stats.peak_in_use, 2, "{stats:?}");
+    assert_eq!(stats.queued, calls - 2, "{stats:?}");
+    assert_eq!(stats.busy, 0, "{stats:?}");
+    assert_eq!(stats.in_use, 0, "{stats:?}");
+}
+
+/// A call waits for a slot no longer than its own deadline, then fails with `Busy`; the slot
+/// of a call that is abandoned comes back.
+#[test]
+fn a_queued_call_gives_up_with_busy_at_its_deadline() {
+    let rt = Arc::new(
+        Runtime::new(RuntimeConfig {
+            max_instances: 1,
+            ..RuntimeConfig::default()
+        })
+        .expect("runtime"),
+    );
+    let hostile = Arc::new(load(&rt, warden_test_artifacts::HOSTILE));
+    block_on(async {
+        let holder = {
+            let (rt, hostile) = (rt.clone(), hostile.clone());
+            tokio::spawn(async move {
+                let limits = Limits::with_deadline(Duration::from_secs(60));
+                rt.call_hook(&hostile, "PreToolUse", &sleep_for(30_000), &limits, ctx())
+                    .await
+            })
+        };
+        while rt.slot_stats().in_use == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let deadline = Duration::from_millis(300);
+        let started = Instant::now();
+        let err = rt
+            .call_hook(
+                &hostile,
+                "PreToolUse",
+                &attack("none"),
+                &Limits::with_deadline(deadline),
+                ctx(),
+            )
+            .await
+            .expect_err("the only slot stays taken");
+        let waited = started.elapsed();
+        assert!(matches!(err, RuntimeError::Busy { .. }), "{err}");
+        assert_eq!(err.kind(), "busy");
+        assert!(
+            err.to_string().contains("no sandbox slot came free"),
+            "{err}"
+        );
+        assert!(waited >= deadline, "gave up early, after {waited:?}");
+        assert!(
+            waited < Duration::from_secs(10),
+            "waited {waited:?} for a 300 ms deadline"
+        );
+        let stats = rt.slot_stats();
+        assert_eq!(
+            (stats.queued, stats.busy, stats.in_use),
+            (1, 1, 1),
+            "{stats:?}"
+        );
+
+        holder.abort();
+        let _ = holder.await;
+        assert_eq!(rt.slot_stats().in_use, 0);
+        let call = rt
+            .call_hook(
+                &hostile,
+                "PreToolUse",
+                &attack("none"),
+                &Limits::default(),
+                ctx(),
+            )
+            .await
+            .expect("the slot is free again");
+        assert_eq!(call.result.reason.as_deref(), Some("ok"));
+    });
+}
+
+/// Deadlines are wall time, also while every core is busy: with more spinning threads than
+/// cores the epoch ticker wakes late, and the ticks it missed must still count. The guest is
+/// never stopped before its deadline either.
+#[test]
+fn a_looping_guest_stops_at_its_deadline_while_the_machine_is_busy() {
+    let rt = runtime();
+    let hostile = load(&rt, warden_test_artifacts::HOSTILE);
+    let stop = Arc::new(AtomicBool::new(false));
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    let spinners: Vec<_> = (0..cores * 4)
+        .map(|_| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut n: u64 = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    n = std::hint::black_box(n.wrapping_add(1));
+                }
+            })
+        })
+        .collect();
+    let deadline = Duration::from_secs(1);
+    let started = Instant::now();
+    let result = block_on(rt.call_hook(
+        &hostile,
+        "PreToolUse",
+        &attack("loop"),
+        &Limits::with_deadline(deadline),
+        ctx(),
+    ));
+    let took = started.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    for s in spinners {
+        s.join().expect("spinner");
+    }
+    let err = result.expect_err("must be stopped");
+    assert!(matches!(err, RuntimeError::Deadline { .. }), "{err}");
+    assert!(took >= deadline, "stopped early, after {took:?}");
+    assert!(
+        took < deadline * 2,
+        "a 1 s deadline took {took:?} with {} busy threads on {cores} cores",
+        cores * 4
+    );
+    assert_still_serves(&rt, &hostile);
 }

@@ -4,6 +4,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory as _, Parser, Subcommand};
 
+mod bench;
 mod build;
 mod check;
 mod context;
@@ -66,6 +67,10 @@ enum Command {
     /// Create a plugin with one hook or tool component in Rust, Python, JavaScript or C,
     /// ready for `warden build`.
     New(new::Args),
+    /// Measure sandboxed PreToolUse hooks under load on this machine: a burst of concurrent
+    /// dispatches, a long sequential soak, calls per second, latency, and RSS over time and
+    /// with many plugins installed.
+    Bench(bench::Args),
     /// Print a shell completion script: `warden completions bash > ~/.local/share/bash-completion/completions/warden`.
     Completions(CompletionsArgs),
 }
@@ -110,6 +115,7 @@ pub fn main() -> ExitCode {
         Command::Mcp(a) => mcp::run(a),
         Command::Build(a) => build::run(a),
         Command::New(a) => new::run(a),
+        Command::Bench(a) => bench::run(a),
         Command::Completions(a) => completions(a),
     };
     match result {

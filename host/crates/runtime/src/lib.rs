@@ -11,6 +11,11 @@
 //! preopens, env, args, sockets or inherited stdio; stdout and stderr captured with a cap),
 //! its own memory limit and its own deadline. Nothing survives from one call to the next.
 //!
+//! Under load: a call that finds every one of the `max_instances` sandbox slots in use waits
+//! for one in arrival order, for at most its deadline ([`Runtime::slot_stats`] counts the
+//! waits); the ticker adds every tick that elapsed, however late it wakes, and a guest is
+//! stopped by the wall clock, so deadlines hold while the machine is busy.
+//!
 //! The crate knows no Claude Code formats: a hook's answer is the version-neutral
 //! [`HookResult`], and `warden-hooks` renders it as Claude Code JSON.
 
@@ -25,7 +30,7 @@ mod sandbox;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -223,9 +228,19 @@ pub enum RuntimeError {
     /// The engine could not be set up.
     #[error("cannot set up the WebAssembly engine: {0}")]
     Engine(String),
-    /// All sandbox slots are busy.
-    #[error("{1}: no sandbox slot available ({0} in use); try again")]
-    Busy(usize, String),
+    /// Every sandbox slot stayed in use for as long as the call could wait (its deadline).
+    #[error(
+        "{component}: no sandbox slot came free within {} ms (all {slots} in use); the host is overloaded, try again",
+        waited.as_millis()
+    )]
+    Busy {
+        /// Component name.
+        component: String,
+        /// The slots the runtime has (`max_instances`).
+        slots: usize,
+        /// How long the call waited for one.
+        waited: Duration,
+    },
 }
 
 impl RuntimeError {
@@ -245,7 +260,7 @@ impl RuntimeError {
             RuntimeError::Unpinned { .. } => "unpinned",
             RuntimeError::UnsupportedVersion { .. } => "unsupported-version",
             RuntimeError::Engine(_) => "engine",
-            RuntimeError::Busy(..) => "busy",
+            RuntimeError::Busy { .. } => "busy",
         }
     }
 }
@@ -265,7 +280,8 @@ pub struct RuntimeConfig {
     /// Compile cache directory (`None` disables the cache). Default: none; the CLI uses
     /// `$WARDEN_HOME/cache`.
     pub cache_dir: Option<PathBuf>,
-    /// Concurrent sandboxes the pool holds. Default 128.
+    /// Concurrent sandboxes the pool holds. Default 128. A call that finds them all in use
+    /// waits for one, in arrival order, for at most its own deadline (see [`SlotStats`]).
     pub max_instances: u32,
     /// Hard ceiling on any call's memory limit. Default 256 MiB.
     pub max_memory_bytes: usize,
@@ -343,6 +359,22 @@ impl LoadedComponent {
     }
 }
 
+/// How calls have fared getting a sandbox slot since the runtime started
+/// ([`Runtime::slot_stats`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SlotStats {
+    /// The slots the runtime has (`max_instances`).
+    pub slots: usize,
+    /// Slots in use now.
+    pub in_use: usize,
+    /// The most slots in use at once.
+    pub peak_in_use: usize,
+    /// Calls that found every slot in use and waited in the queue for one.
+    pub queued: u64,
+    /// Queued calls whose deadline passed before a slot came free ([`RuntimeError::Busy`]).
+    pub busy: u64,
+}
+
 struct Ticker {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
@@ -371,6 +403,9 @@ pub struct Runtime {
     cache: CompileCache,
     linkers: Mutex<HashMap<LinkerKey, Arc<Linker<SandboxState>>>>,
     slots: Arc<tokio::sync::Semaphore>,
+    queued: AtomicU64,
+    busy: AtomicU64,
+    peak_in_use: AtomicUsize,
     _ticker: Ticker,
 }
 
@@ -413,16 +448,24 @@ impl Runtime {
             std::thread::Builder::new()
                 .name("warden-epoch".into())
                 .spawn(move || {
-                    let mut next = Instant::now() + tick;
+                    let start = Instant::now();
+                    let tick_ns = tick.as_nanos().max(1);
+                    let mut done: u128 = 0;
                     while !stop.load(Ordering::Relaxed) {
-                        let now = Instant::now();
-                        if now < next {
-                            // Parked, not asleep, so dropping the runtime can wake it at once.
-                            std::thread::park_timeout(next - now);
-                            continue;
+                        // Every tick that elapsed since the start counts, however late this
+                        // thread woke: under CPU load it wakes late, and one epoch per wake-up
+                        // stretched a 5 s deadline to 15 s.
+                        let due = start.elapsed().as_nanos() / tick_ns;
+                        while done < due {
+                            engine.increment_epoch();
+                            done += 1;
                         }
-                        engine.increment_epoch();
-                        next = now + tick;
+                        let next = start
+                            + Duration::from_nanos(
+                                u64::try_from(tick_ns * (done + 1)).unwrap_or(u64::MAX),
+                            );
+                        // Parked, not asleep, so dropping the runtime can wake it at once.
+                        std::thread::park_timeout(next.saturating_duration_since(Instant::now()));
                     }
                 })
                 .map_err(|e| RuntimeError::Engine(format!("cannot start the epoch ticker: {e}")))?
@@ -436,6 +479,9 @@ impl Runtime {
             cache,
             linkers: Mutex::new(HashMap::new()),
             slots,
+            queued: AtomicU64::new(0),
+            busy: AtomicU64::new(0),
+            peak_in_use: AtomicUsize::new(0),
             _ticker: Ticker {
                 stop,
                 thread: Some(thread),
@@ -650,9 +696,11 @@ impl Runtime {
                 message: "it was loaded as a tool".into(),
             });
         };
-        let _slot = self.slot(&component.name)?;
         let started = Instant::now();
-        let mut store = sandbox::new_store(&self.engine, &self.config, component, limits, ctx);
+        let deadline = deadline_after(started, limits.deadline);
+        let _slot = self.slot(&component.name, started, deadline).await?;
+        let mut store =
+            sandbox::new_store(&self.engine, &self.config, component, limits, deadline, ctx);
         let event = since_v0_1::types::Event {
             name: event_name.to_string(),
             input: input_json.to_string(),
@@ -661,7 +709,7 @@ impl Runtime {
             let hook = pre.instantiate_async(&mut store).await?;
             hook.call_handle(&mut store, &event).await
         };
-        let outcome = run_with_deadline(fut, limits.deadline).await;
+        let outcome = run_with_deadline(fut, deadline).await;
         let result = sandbox::finish(store, component, limits, outcome)?;
         let (value, captured) = result;
         let hook_result = since_v0_1::hook_result(value);
@@ -690,13 +738,16 @@ impl Runtime {
         ctx: CallContext,
     ) -> Result<since_v0_1::types::ToolInfo, RuntimeError> {
         let pre = tool_pre(component)?;
-        let _slot = self.slot(&component.name)?;
-        let mut store = sandbox::new_store(&self.engine, &self.config, component, limits, ctx);
+        let started = Instant::now();
+        let deadline = deadline_after(started, limits.deadline);
+        let _slot = self.slot(&component.name, started, deadline).await?;
+        let mut store =
+            sandbox::new_store(&self.engine, &self.config, component, limits, deadline, ctx);
         let fut = async {
             let tool = pre.instantiate_async(&mut store).await?;
             tool.call_describe(&mut store).await
         };
-        let outcome = run_with_deadline(fut, limits.deadline).await;
+        let outcome = run_with_deadline(fut, deadline).await;
         let (info, _) = sandbox::finish(store, component, limits, outcome)?;
         Ok(info)
     }
@@ -710,14 +761,16 @@ impl Runtime {
         ctx: CallContext,
     ) -> Result<ToolCall, RuntimeError> {
         let pre = tool_pre(component)?;
-        let _slot = self.slot(&component.name)?;
         let started = Instant::now();
-        let mut store = sandbox::new_store(&self.engine, &self.config, component, limits, ctx);
+        let deadline = deadline_after(started, limits.deadline);
+        let _slot = self.slot(&component.name, started, deadline).await?;
+        let mut store =
+            sandbox::new_store(&self.engine, &self.config, component, limits, deadline, ctx);
         let fut = async {
             let tool = pre.instantiate_async(&mut store).await?;
             tool.call_invoke(&mut store, input_json).await
         };
-        let outcome = run_with_deadline(fut, limits.deadline).await;
+        let outcome = run_with_deadline(fut, deadline).await;
         let (value, captured) = sandbox::finish(store, component, limits, outcome)?;
         let outcome = match value {
             Ok(out) => ToolCallOutcome::Ok {
@@ -745,12 +798,66 @@ impl Runtime {
         })
     }
 
-    fn slot(&self, name: &str) -> Result<tokio::sync::OwnedSemaphorePermit, RuntimeError> {
-        self.slots
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| RuntimeError::Busy(self.config.max_instances as usize, name.to_string()))
+    /// How calls have fared getting a sandbox slot so far.
+    pub fn slot_stats(&self) -> SlotStats {
+        let slots = self.slot_count();
+        SlotStats {
+            slots,
+            in_use: slots.saturating_sub(self.slots.available_permits()),
+            peak_in_use: self.peak_in_use.load(Ordering::Relaxed),
+            queued: self.queued.load(Ordering::Relaxed),
+            busy: self.busy.load(Ordering::Relaxed),
+        }
     }
+
+    fn slot_count(&self) -> usize {
+        self.config.max_instances.max(1) as usize
+    }
+
+    /// A sandbox slot for one call. When every slot is in use the call queues (the semaphore
+    /// hands slots out in arrival order) until one comes free or its `deadline` passes: a
+    /// burst larger than the pool is served late rather than refused, and a flood cannot hold
+    /// a caller longer than the call itself may last.
+    async fn slot(
+        &self,
+        name: &str,
+        started: Instant,
+        deadline: Instant,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, RuntimeError> {
+        let permit = match self.slots.clone().try_acquire_owned() {
+            Ok(p) => p,
+            Err(_) => {
+                self.queued.fetch_add(1, Ordering::Relaxed);
+                let wait = self.slots.clone().acquire_owned();
+                match tokio::time::timeout_at(deadline.into(), wait).await {
+                    Ok(Ok(p)) => p,
+                    // The semaphore is never closed; a closed one would mean no slot ever.
+                    Ok(Err(_)) | Err(_) => {
+                        self.busy.fetch_add(1, Ordering::Relaxed);
+                        return Err(RuntimeError::Busy {
+                            component: name.to_string(),
+                            slots: self.slot_count(),
+                            waited: started.elapsed(),
+                        });
+                    }
+                }
+            }
+        };
+        let in_use = self
+            .slot_count()
+            .saturating_sub(self.slots.available_permits());
+        self.peak_in_use.fetch_max(in_use, Ordering::Relaxed);
+        Ok(permit)
+    }
+}
+
+/// `start + d`, or a date too far to matter where that would overflow (a deadline read from
+/// a hook's `timeout` can be anything).
+fn deadline_after(start: Instant, d: Duration) -> Instant {
+    start
+        .checked_add(d)
+        .or_else(|| start.checked_add(Duration::from_secs(100 * 365 * 24 * 3600)))
+        .unwrap_or(start)
 }
 
 fn tool_pre(
@@ -770,9 +877,10 @@ fn tool_pre(
 /// in a host call (epochs cannot interrupt those).
 async fn run_with_deadline<T>(
     fut: impl std::future::Future<Output = wasmtime::Result<T>>,
-    deadline: Duration,
+    deadline: Instant,
 ) -> Result<wasmtime::Result<T>, ()> {
-    let grace = deadline + Duration::from_millis(50).max(deadline / 10);
+    let left = deadline.saturating_duration_since(Instant::now());
+    let grace = left + Duration::from_millis(50).max(left / 10);
     tokio::time::timeout(grace, fut).await.map_err(|_| ())
 }
 

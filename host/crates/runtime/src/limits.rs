@@ -8,8 +8,9 @@ use std::time::Duration;
 pub struct Limits {
     /// Largest linear memory the guest may grow to. Default 64 MiB.
     pub memory_bytes: usize,
-    /// Wall-clock budget for instantiation plus the call. Default 60 s, Claude Code's
-    /// default command-hook timeout; a hook's own `timeout` replaces it.
+    /// Wall-clock budget for the whole call: waiting for a sandbox slot when all are in use,
+    /// instantiation and the guest's run. Default 60 s, Claude Code's default command-hook
+    /// timeout; a hook's own `timeout` replaces it.
     pub deadline: Duration,
     /// Bytes kept from each of stdout and stderr; more is dropped and flagged. Default 1 MiB.
     pub capture_bytes: usize,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 pub use warden_permissions::DeniedPaths;
 use wasmtime::component::ResourceTable;
-use wasmtime::{Engine, Store, Trap};
+use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -161,7 +161,7 @@ pub struct HookCall {
     pub stderr: Captured,
     /// What it logged.
     pub logs: Vec<LogRecord>,
-    /// Wall time including instantiation.
+    /// Wall time including instantiation and any wait for a sandbox slot.
     pub elapsed: Duration,
 }
 
@@ -208,7 +208,7 @@ pub struct ToolCall {
     pub stderr: Captured,
     /// What it logged.
     pub logs: Vec<LogRecord>,
-    /// Wall time including instantiation.
+    /// Wall time including instantiation and any wait for a sandbox slot.
     pub elapsed: Duration,
 }
 
@@ -248,6 +248,7 @@ pub(crate) fn new_store(
     config: &RuntimeConfig,
     component: &LoadedComponent,
     limits: &Limits,
+    deadline: std::time::Instant,
     ctx: CallContext,
 ) -> Store<SandboxState> {
     let stdout = MemoryOutputPipe::new(limits.capture_bytes);
@@ -278,18 +279,37 @@ pub(crate) fn new_store(
         grant: component.grant.clone(),
         calls: crate::capability::CallStates::new(&ctx),
         ctx,
-        deadline: std::time::Instant::now() + limits.deadline,
+        deadline,
         stdout,
         stderr,
     };
     let mut store = Store::new(engine, state);
     store.limiter(|s| &mut s.limiter);
-    let ticks = (limits.deadline.as_nanos() / config.tick.as_nanos().max(1)).max(1) as u64;
-    store.set_epoch_deadline(ticks.saturating_add(1));
-    store.epoch_deadline_trap();
+    // Epochs say when to look, the wall clock decides: the store's deadline counts from the
+    // engine's epoch now, which may lag the real time by as long as the ticker was kept off
+    // the CPU, so reaching it early only sets the next check.
+    let tick = config.tick;
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    store.set_epoch_deadline(ticks_for(left, tick).saturating_add(1));
+    store.epoch_deadline_callback(move |ctx| {
+        let left = ctx
+            .data()
+            .deadline
+            .saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Err(Trap::Interrupt.into());
+        }
+        Ok(UpdateDeadline::Continue(ticks_for(left, tick)))
+    });
     // Caps what one host call may copy out of the guest (e.g. a huge path string).
     store.set_hostcall_fuel(limits.output_bytes.max(16 << 20));
     store
+}
+
+/// Whole ticks in `d`, rounded up, at least one.
+fn ticks_for(d: Duration, tick: Duration) -> u64 {
+    let ticks = d.as_nanos().div_ceil(tick.as_nanos().max(1)).max(1);
+    u64::try_from(ticks).unwrap_or(u64::MAX)
 }
 
 fn captured(pipe: &MemoryOutputPipe, cap: usize) -> Captured {

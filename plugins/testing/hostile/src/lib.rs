@@ -1,6 +1,8 @@
 //! Misbehaves as `tool_input.attack` says: `loop`, `membomb`, `recurse`, `shout` (100 MiB to
 //! stdout), `panic`, `stderr`, `block`, `count` (calls seen by this instance), `probe` (what
-//! WASI shows of env and args), `big-output` (a 2 MiB reason); anything else answers `allow`.
+//! WASI shows of env and args), `big-output` (a 2 MiB reason), `sleep` (waits `tool_input.ms`
+//! milliseconds on a WASI clock, as a hook waiting on I/O would, then allows); anything else
+//! answers `allow`.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -61,6 +63,15 @@ impl Hook for Hostile {
                 std::env::args().count()
             )),
             "big-output" => HookResult::allow("y".repeat(2 << 20)),
+            "sleep" => {
+                let ms = event
+                    .input()
+                    .pointer("/tool_input/ms")
+                    .and_then(|v| v.as_u64())
+                    .unwrap_or(0);
+                std::thread::sleep(std::time::Duration::from_millis(ms));
+                HookResult::allow("slept")
+            }
             _ => HookResult::allow("ok"),
         }
     }
