@@ -24,8 +24,11 @@ use warden_permissions::{Options, Permissions};
 use warden_plugins::validate::{plugin_diagnostics, validate};
 use warden_plugins::{LoadedPlugin, load_plugin};
 
+/// A target's body: takes any bytes, returns only if the parsers under it coped.
+pub type Body = fn(&[u8]);
+
 /// Every target, by name, for harnesses that run them all.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Body)] = &[
     ("plugin_json", plugin_json),
     ("marketplace_json", marketplace_json),
     ("hooks_json", hooks_json),
