@@ -20,6 +20,11 @@ pub const MAX_COMMAND_LEN: usize = 10_000;
 /// stack on adversarial input.
 const MAX_DEPTH: usize = 24;
 
+/// Parentheses open at once beyond this depth are refused before parsing: `brush-parser`
+/// backtracks exponentially over unclosed `(` (twenty take seconds, forty would take hours),
+/// and no command line an agent runs nests them this deep.
+const MAX_PARENS: usize = 12;
+
 /// Why a command line could not be turned into simple commands.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ShellError {
@@ -32,6 +37,9 @@ pub enum ShellError {
     /// Substitutions nested too deeply to analyse.
     #[error("command substitutions nested more than {MAX_DEPTH} levels deep")]
     TooDeep,
+    /// `(` nested more than [`MAX_PARENS`] deep outside quotes.
+    #[error("parentheses nested more than {MAX_PARENS} levels deep")]
+    TooManyParens,
 }
 
 /// A redirection attached to a simple command.
@@ -220,24 +228,69 @@ fn parse_into(
     if depth > MAX_DEPTH {
         return Err(ShellError::TooDeep);
     }
+    if paren_depth(text) > MAX_PARENS {
+        return Err(ShellError::TooManyParens);
+    }
     let tok_opts = TokenizerOptions {
         enable_extended_globbing: opts.enable_extended_globbing,
         posix_mode: opts.posix_mode,
         sh_mode: opts.sh_mode,
     };
-    // The parser is third-party code fed untrusted text; a panic inside it must become
-    // "unparsable" (which never auto-approves), not a crash of the host.
-    let program = std::panic::catch_unwind(|| {
+    let program = guarded(|| {
         let tokens = brush_parser::uncached_tokenize_str(text, &tok_opts)
             .map_err(|e| ShellError::Syntax(e.to_string()))?;
         brush_parser::parse_tokens(&tokens, opts).map_err(|e| ShellError::Syntax(e.to_string()))
-    })
-    .map_err(|_| ShellError::Syntax("parser failure".to_string()))??;
+    })?;
     let mut w = Walker { opts, depth, out };
     for list in &program.complete_commands {
         w.list(list, &[])?;
     }
     Ok(())
+}
+
+/// The deepest nesting of `(` outside quotes and escapes. The bodies of substitutions inside
+/// double quotes are not counted here: each is measured again when it is parsed on its own.
+fn paren_depth(text: &str) -> usize {
+    let b = text.as_bytes();
+    let (mut depth, mut max, mut i) = (0usize, 0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 1,
+            b'\'' => {
+                // To the closing quote, or the end when there is none.
+                i = b[i + 1..]
+                    .iter()
+                    .position(|&c| c == b'\'')
+                    .map_or(b.len(), |p| i + 1 + p);
+            }
+            b'"' => {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'(' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    max
+}
+
+/// Runs `brush-parser` on untrusted text. It is third-party code that panics on some input
+/// (numbers too large for its integer types: `a 99999999999>x`, `~99999999999999999999`); a
+/// panic must become "unparsable", which never auto-approves, not a crash of the host.
+fn guarded<T>(parse: impl FnOnce() -> Result<T, ShellError>) -> Result<T, ShellError> {
+    // Nothing the closure mutates outlives a panic: it only reads the text and options.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(parse))
+        .unwrap_or_else(|_| Err(ShellError::Syntax("parser failure".to_string())))
 }
 
 struct Walker<'a, 'o> {
@@ -580,8 +633,10 @@ impl Walker<'_, '_> {
                 globbed: false,
             });
         }
-        let pieces = brush_parser::word::parse(raw, self.opts)
-            .map_err(|e| ShellError::Syntax(e.to_string()))?;
+        let opts = self.opts;
+        let pieces = guarded(|| {
+            brush_parser::word::parse(raw, opts).map_err(|e| ShellError::Syntax(e.to_string()))
+        })?;
         let mut e = Expanded {
             text: String::with_capacity(raw.len()),
             dynamic: false,
@@ -658,6 +713,39 @@ mod tests {
             .into_iter()
             .map(|c| c.words)
             .collect()
+    }
+
+    #[test]
+    fn parser_panics_are_unparsable_not_crashes() {
+        // brush-parser unwraps numbers into fixed-size integers: a file descriptor past i32
+        // (command grammar) and a directory-stack index past usize (word parsing).
+        for text in ["a 22222222222<>x", "echo ~99999999999999999999999"] {
+            assert_eq!(
+                parse(text),
+                Err(ShellError::Syntax("parser failure".into())),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn unclosed_parentheses_are_refused_before_parsing() {
+        // Forty unclosed `(` would keep the parser backtracking for hours.
+        let start = std::time::Instant::now();
+        assert_eq!(parse(&"(".repeat(40)), Err(ShellError::TooManyParens));
+        assert_eq!(
+            parse(" $|((((((((((((((((((((((((((((((((((((((( "),
+            Err(ShellError::TooManyParens)
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(1));
+        // Quoted parentheses are text, and twelve levels still parse.
+        assert_eq!(
+            words(r#"echo "((((((((((((((((" '))))))((((((((((((((('"#).len(),
+            1
+        );
+        let nested = format!("{}b{}", "(a; ".repeat(12), ")".repeat(12));
+        assert_eq!(words(&nested).len(), 13);
+        assert_eq!(paren_depth(r#"a \( "(\"(" '(' (b)"#), 1);
     }
 
     #[test]

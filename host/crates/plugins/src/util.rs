@@ -88,6 +88,11 @@ pub(crate) fn locate_toml_key(text: &str, key: &str) -> Option<(usize, usize)> {
     for line in text.split_inclusive('\n') {
         let code = line.split('#').next().unwrap_or("");
         for needle in [key, quoted.as_str()] {
+            // An empty key (`"" = 1`) is only ever written quoted; searching for the empty
+            // bare needle would match at every offset without advancing.
+            if needle.is_empty() {
+                continue;
+            }
             let mut from = 0;
             while let Some(i) = code[from..].find(needle) {
                 let at = from + i;
@@ -340,6 +345,12 @@ mod tests {
         assert_eq!(locate_toml_key(t, "world"), None);
         assert_eq!(locate_toml_key(t, "hooks"), Some((5, 3)));
         assert_eq!(locate_toml_key(t, "component"), Some((6, 27)));
+    }
+
+    #[test]
+    fn empty_toml_key_is_found_quoted_and_terminates() {
+        assert_eq!(locate_toml_key("a = 1\n\"\" = 2\n", ""), Some((2, 1)));
+        assert_eq!(locate_toml_key("a = 1\n", ""), None);
     }
 
     #[test]

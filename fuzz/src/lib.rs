@@ -1,0 +1,3 @@
+//! Fuzz targets for Warden's parsers; the bodies live in [`targets`].
+
+pub mod targets;
