@@ -228,7 +228,8 @@ fn parse_into(
     if depth > MAX_DEPTH {
         return Err(ShellError::TooDeep);
     }
-    if paren_depth(text) > MAX_PARENS {
+    let (parens, split_parens) = scan_parens(text);
+    if parens > MAX_PARENS {
         return Err(ShellError::TooManyParens);
     }
     let tok_opts = TokenizerOptions {
@@ -241,7 +242,12 @@ fn parse_into(
             .map_err(|e| ShellError::Syntax(e.to_string()))?;
         brush_parser::parse_tokens(&tokens, opts).map_err(|e| ShellError::Syntax(e.to_string()))
     })?;
-    let mut w = Walker { opts, depth, out };
+    let mut w = Walker {
+        opts,
+        depth,
+        out,
+        split_parens,
+    };
     for list in &program.complete_commands {
         w.list(list, &[])?;
     }
@@ -251,8 +257,16 @@ fn parse_into(
 /// The deepest nesting of `(` outside quotes and escapes. The bodies of substitutions inside
 /// double quotes are not counted here: each is measured again when it is parsed on its own.
 fn paren_depth(text: &str) -> usize {
+    scan_parens(text).0
+}
+
+/// [`paren_depth`], and whether a `(` outside quotes is followed, after blanks, by another
+/// `(`: two subshells to the shell (`( ( rm x ) )` runs `rm`), which brush-parser reads as
+/// the arithmetic command `((…))`, where no command would run.
+fn scan_parens(text: &str) -> (usize, bool) {
     let b = text.as_bytes();
     let (mut depth, mut max, mut i) = (0usize, 0usize, 0usize);
+    let mut split = false;
     while i < b.len() {
         match b[i] {
             b'\\' => i += 1,
@@ -275,13 +289,15 @@ fn paren_depth(text: &str) -> usize {
             b'(' => {
                 depth += 1;
                 max = max.max(depth);
+                let next = b[i + 1..].iter().position(|c| !matches!(c, b' ' | b'\t'));
+                split |= next.is_some_and(|p| p > 0 && b[i + 1 + p] == b'(');
             }
             b')' => depth = depth.saturating_sub(1),
             _ => {}
         }
         i += 1;
     }
-    max
+    (max, split)
 }
 
 /// Runs `brush-parser` on untrusted text. It is third-party code that panics on some input
@@ -297,6 +313,8 @@ struct Walker<'a, 'o> {
     opts: &'a ParserOptions,
     depth: usize,
     out: &'o mut ParsedCommand,
+    /// The text has `(` blanks `(` outside quotes (see [`scan_parens`]).
+    split_parens: bool,
 }
 
 struct Expanded {
@@ -390,6 +408,10 @@ impl Walker<'_, '_> {
 
     fn compound(&mut self, c: &CompoundCommand, reds: &[Redirect]) -> Result<(), ShellError> {
         match c {
+            // The parser may have joined `( (` into `((`; the shell would run what is inside.
+            CompoundCommand::Arithmetic(_) if self.split_parens => Err(ShellError::Syntax(
+                "`( (` is two subshells to the shell, not an arithmetic command".to_string(),
+            )),
             CompoundCommand::Arithmetic(a) => self.dynamic_text(&a.expr.value),
             CompoundCommand::ArithmeticForClause(f) => {
                 for e in [&f.initializer, &f.condition, &f.updater]
@@ -746,6 +768,18 @@ mod tests {
         let nested = format!("{}b{}", "(a; ".repeat(12), ")".repeat(12));
         assert_eq!(words(&nested).len(), 13);
         assert_eq!(paren_depth(r#"a \( "(\"(" '(' (b)"#), 1);
+    }
+
+    #[test]
+    fn spaced_double_parentheses_are_subshells_not_arithmetic() {
+        // bash runs `rm` in `( ( rm -rf x ) )`; brush-parser alone reads the arithmetic `((…))`.
+        for text in ["( ( rm -rf x ) )", "(\t(rm -rf x))", "a; ( ( ( rm x ) ) )"] {
+            assert!(matches!(parse(text), Err(ShellError::Syntax(_))), "{text}");
+        }
+        assert_eq!(scan_parens("( (a) )"), (2, true));
+        // `((` itself is arithmetic to bash too (it runs no command), and quoted text is text.
+        assert!(parse("((x = 1 + 2))").is_ok());
+        assert_eq!(scan_parens(r#"echo '( (' "( (" \( ("#), (1, false));
     }
 
     #[test]

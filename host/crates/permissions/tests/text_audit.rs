@@ -18,6 +18,7 @@
 //! | `rm_flag_spellings_hit_rm_rf_rule` | `rm -r -f`, `-fr`, `--recursive --force`, `-Rf`, `-rfv` hit `Bash(rm -rf *)`, also behind `sudo`, `find -exec`, `bash -c`; `rm -r`/`rm -f` alone do not |
 //! | `in_place_writers_of_protected_paths_are_not_auto_allowed` | `sed -i`, `perl -i`, `cp --target-directory=`, `cp -tDIR`, `install`, `tee` on `.git/config`, `.git/hooks`, `.claude/settings*.json`, `.mcp.json` ask in `acceptEdits` |
 //! | `writers_of_denied_paths_are_denied` | `tee .env` and `cp --target-directory=secrets x` hit `Read` deny rules |
+//! | `spaced_double_parentheses_are_subshells` | `( ( rm -rf x ) )` (two subshells to bash, arithmetic to the parser alone) is never auto-allowed |
 //! | `ordinary_commands_keep_running` | the fixes do not stop plain reads and edits from being auto-allowed |
 
 use std::path::PathBuf;
@@ -345,4 +346,13 @@ fn ordinary_commands_keep_running() {
     // Allow rules still approve what they name.
     let a = engine(&["Bash(xargs git log *)", "Bash(git log *)"], Mode::Default);
     assert_eq!(bash(&a, "xargs git log --oneline"), Allow);
+}
+
+#[test]
+fn spaced_double_parentheses_are_subshells() {
+    never_auto(&[
+        "( ( rm -rf x ) )",
+        "( ( ( git push origin main ) ) )",
+        "( (cat .env) )",
+    ]);
 }
