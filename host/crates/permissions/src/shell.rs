@@ -254,15 +254,11 @@ fn parse_into(
     Ok(())
 }
 
-/// The deepest nesting of `(` outside quotes and escapes. The bodies of substitutions inside
-/// double quotes are not counted here: each is measured again when it is parsed on its own.
-fn paren_depth(text: &str) -> usize {
-    scan_parens(text).0
-}
-
-/// [`paren_depth`], and whether a `(` outside quotes is followed, after blanks, by another
-/// `(`: two subshells to the shell (`( ( rm x ) )` runs `rm`), which brush-parser reads as
-/// the arithmetic command `((…))`, where no command would run.
+/// The deepest nesting of `(` outside quotes and escapes (the bodies of substitutions inside
+/// double quotes are not counted here: each is measured again when it is parsed on its own),
+/// and whether a `(` outside quotes is followed, after blanks, by another `(`: two subshells
+/// to the shell (`( ( rm x ) )` runs `rm`), which brush-parser reads as the arithmetic command
+/// `((…))`, where no command would run.
 fn scan_parens(text: &str) -> (usize, bool) {
     let b = text.as_bytes();
     let (mut depth, mut max, mut i) = (0usize, 0usize, 0usize);
@@ -767,7 +763,7 @@ mod tests {
         );
         let nested = format!("{}b{}", "(a; ".repeat(12), ")".repeat(12));
         assert_eq!(words(&nested).len(), 13);
-        assert_eq!(paren_depth(r#"a \( "(\"(" '(' (b)"#), 1);
+        assert_eq!(scan_parens(r#"a \( "(\"(" '(' (b)"#).0, 1);
     }
 
     #[test]
