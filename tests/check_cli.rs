@@ -847,20 +847,14 @@ fn hook_wasm_shows_what_the_guest_logged_and_printed_on_stderr() {
         "{answer}"
     );
 
-    // A log record through warden:plugin/log: audit-log says why it recorded nothing.
-    let data = t.path().join("data");
-    let grant = json!({"env": ["CLAUDE_PLUGIN_DATA"], "fs": [{"path": data, "write": true}]});
-    let component =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../plugins/audit-log/wasm/audit_log.wasm");
+    // A log record through warden:plugin/log.
     let out = hook_wasm(
-        component.to_str().expect("utf-8"),
-        "PostToolUse",
-        &grant.to_string(),
-        &event("PostToolUse", json!({"command": "ls"})),
+        warden_test_artifacts::HOSTILE,
+        "PreToolUse",
+        "{}",
+        &event("PreToolUse", json!({"command": "ls", "attack": "log"})),
         &home,
     );
-    assert!(
-        stderr(&out).contains("[warn] audit-log: CLAUDE_PLUGIN_DATA is not set"),
-        "{out:?}"
-    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(stderr(&out).contains("[warn] a log record"), "{out:?}");
 }

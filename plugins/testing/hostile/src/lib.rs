@@ -1,5 +1,5 @@
 //! Misbehaves as `tool_input.attack` says: `loop`, `membomb`, `recurse`, `shout` (100 MiB to
-//! stdout), `panic`, `stderr`, `block`, `count` (calls seen by this instance), `probe` (what
+//! stdout), `log` (one warning record), `panic`, `stderr`, `block`, `count` (calls seen by this instance), `probe` (what
 //! WASI shows of env and args), `big-output` (a 2 MiB reason), `sleep` (waits `tool_input.ms`
 //! milliseconds on a WASI clock, as a hook waiting on I/O would, then allows); anything else
 //! answers `allow`.
@@ -49,6 +49,10 @@ impl Hook for Hostile {
                 eprintln!("a note on stderr");
                 println!("a note on stdout");
                 HookResult::allow("printed")
+            }
+            "log" => {
+                warden_sdk::log::log(warden_sdk::log::Level::Warn, "a log record");
+                HookResult::allow("logged")
             }
             "panic" => panic!("hostile guest panicked on purpose"),
             "block" => HookResult::block("blocked on request"),
