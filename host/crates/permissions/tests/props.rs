@@ -8,29 +8,7 @@ use warden_permissions::{
 };
 
 fn engine(allow: &[String], deny: &[String], mode: Mode) -> Permissions {
-    let v = json!({"permissions": {"allow": allow, "deny": deny}});
-    let f = SettingsFile {
-        scope: Scope::Project,
-        origin: Default::default(),
-        path: Some("/w/p/.claude/settings.json".into()),
-        value: v.as_object().cloned().unwrap_or_default(),
-    };
-    let o = Options {
-        cwd: "/w/p".into(),
-        home: "/h".into(),
-        mode: Some(mode),
-        trusted: true,
-        ..Options::default()
-    };
-    Permissions::from_settings(
-        &Settings {
-            files: vec![f],
-            errors: vec![],
-            ..Default::default()
-        },
-        &o,
-    )
-    .expect("builds")
+    engine3(allow, &[], deny, mode)
 }
 
 fn mode() -> impl Strategy<Value = Mode> {
