@@ -229,15 +229,7 @@ pub fn permission_rules(data: &[u8]) {
             "permissions".into(),
             json!({ "allow": allow, "ask": ask, "deny": deny }),
         );
-        let settings = Settings {
-            files: vec![SettingsFile {
-                scope: Scope::Project,
-                origin: Origin::Warden,
-                path: Some(cwd.join(".claude/settings.json")),
-                value,
-            }],
-            ..Settings::default()
-        };
+        let settings = project_settings(&cwd, value);
         let opts = Options {
             cwd: cwd.clone(),
             home,
@@ -328,15 +320,7 @@ pub fn bash(data: &[u8]) {
                         "deny": rules(&["Bash(rm -rf *)", "Read(.env)", "Read(secrets/**)", "Edit(.git/**)"]),
                     }),
                 );
-                let settings = Settings {
-                    files: vec![SettingsFile {
-                        scope: Scope::Project,
-                        origin: Origin::Warden,
-                        path: Some(cwd.join(".claude/settings.json")),
-                        value,
-                    }],
-                    ..Settings::default()
-                };
+                let settings = project_settings(&cwd, value);
                 let opts = Options {
                     cwd: cwd.clone(),
                     home: s.join("bash-home"),
@@ -452,4 +436,17 @@ pub fn mcp_json(data: &[u8]) {
         };
         let _ = McpServers::load(&cwd, &Home::new(&home), &settings);
     });
+}
+
+/// Settings made of one project file at `cwd/.claude/settings.json` holding `value`.
+fn project_settings(cwd: &Path, value: Map<String, Value>) -> Settings {
+    Settings {
+        files: vec![SettingsFile {
+            scope: Scope::Project,
+            origin: Origin::Warden,
+            path: Some(cwd.join(".claude/settings.json")),
+            value,
+        }],
+        ..Settings::default()
+    }
 }
