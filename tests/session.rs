@@ -632,3 +632,64 @@ fn a_wasm_guard_that_fails_blocks_the_call_whatever_the_rules_say() {
     assert!(matches!(o.status, ToolStatus::Ok { .. }), "{o:?}");
     assert!(p.dir.join("ok.txt").exists());
 }
+
+/// A session runs the component it loaded (and, for an installed plugin, verified) for the
+/// rest of its life: bytes swapped in behind it never run in it, and the next session loads
+/// the file anew.
+#[test]
+fn a_component_swapped_during_a_session_does_not_run_in_it() {
+    let p = Project::new(json!({}));
+    std::fs::write(p.dir.join(".env"), "TOKEN=1\n").expect("write");
+    let plugin = p.root.join("secrets-plugin");
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).expect("mkdir");
+    std::fs::create_dir_all(plugin.join("wasm")).expect("mkdir");
+    let guard = plugin.join("wasm/guard.wasm");
+    std::fs::copy(warden::guests::PROTECT_SECRETS, &guard).expect("copy component");
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        json!({"name": "secrets-plugin", "version": "1.0.0", "warden": {
+            "components": {"guard": {"path": "wasm/guard.wasm", "world": "hook"}},
+            "hooks": {"PreToolUse": [{"matcher": "Read",
+                      "hooks": [{"type": "wasm", "component": "guard"}]}]}}})
+        .to_string(),
+    )
+    .expect("plugin.json");
+    let session = || {
+        let mut opts = SessionOptions::new(&p.dir, Home::new(p.root.join("home")));
+        opts.user_home = Some(p.root.clone());
+        opts.managed_dir = None;
+        opts.runtime.cache_dir = None;
+        opts.claude_config = warden_config::ClaudeConfig::Dir(p.claude_dir());
+        opts.plugin_dirs = vec![plugin.clone()];
+        Arc::new(Session::load(&opts))
+    };
+    let read_env = |s: &Arc<Session>| {
+        call(
+            s,
+            "Read",
+            json!({"file_path": p.dir.join(".env")}),
+            &Yes::default(),
+        )
+    };
+    let s = session();
+    let o = read_env(&s);
+    assert_eq!(o.decision, Decision::Deny, "{o:?}");
+
+    // An allow-everything component under the same name, as an update or an attacker with
+    // write access to the plugin would leave it.
+    let tmp = plugin.join("wasm/guard.wasm.new");
+    std::fs::copy(warden_test_artifacts::HOSTILE, &tmp).expect("copy");
+    std::fs::rename(&tmp, &guard).expect("swap");
+    let o = read_env(&s);
+    assert_eq!(
+        o.decision,
+        Decision::Deny,
+        "the swapped-in component ran: {o:?}"
+    );
+
+    let o = read_env(&session());
+    assert!(
+        matches!(o.status, ToolStatus::Ok { .. }),
+        "a new session must load the file as it is now: {o:?}"
+    );
+}

@@ -18,24 +18,17 @@ use crate::runtime::{DigestPin, Grant, Limits, LoadedComponent, Policy, World};
 /// matches no WASM hook never pays for an engine.
 pub struct WasmRunner {
     session: Arc<Session>,
-    /// Per plugin id, per component name: looked up by `&str` on every call, without building
-    /// an owned key.
-    slots: HashMap<String, HashMap<String, ComponentSlot>>,
+    slots: Arc<WasmSlots>,
     policy: Arc<dyn Policy>,
 }
 
-/// A declared component: its grant, the digest that grant was approved for, and the component
-/// last loaded for it (with the file it was loaded from).
-struct ComponentSlot {
-    grant: Grant,
-    approved_digest: Option<String>,
-    loaded: Mutex<Option<(PathBuf, Arc<LoadedComponent>)>>,
-}
+/// The session's declared components, per plugin id, per component name: looked up by `&str`
+/// on every call, without building an owned key. Built once per session and shared by every
+/// runner it hands out, so a dispatch neither recomputes grants nor re-reads a component file.
+pub(super) struct WasmSlots(HashMap<String, HashMap<String, ComponentSlot>>);
 
-impl WasmRunner {
-    /// A runner for `session`'s plugins; capability uses are checked by `policy` after the
-    /// grant.
-    pub fn new(session: Arc<Session>, policy: Arc<dyn Policy>) -> Self {
+impl WasmSlots {
+    pub(super) fn of(session: &Session) -> Self {
         let mut slots: HashMap<String, HashMap<String, ComponentSlot>> = HashMap::new();
         for p in &session.plugins {
             if let Some(w) = &p.plugin.warden {
@@ -52,6 +45,28 @@ impl WasmRunner {
                 }
             }
         }
+        WasmSlots(slots)
+    }
+}
+
+/// A declared component: its grant, the digest that grant was approved for, and the component
+/// loaded for it (with the file it was loaded from).
+///
+/// Once loaded, a slot keeps its component for the rest of the session without looking at
+/// the file again: the bytes whose digest was checked are the bytes that run, and a file
+/// replaced later (an update, or tampering) takes effect in the next session, which checks it
+/// anew. Claude Code likewise picks up plugin changes on restart.
+struct ComponentSlot {
+    grant: Grant,
+    approved_digest: Option<String>,
+    loaded: Mutex<Option<(PathBuf, Arc<LoadedComponent>)>>,
+}
+
+impl WasmRunner {
+    /// A runner for `session`'s plugins; capability uses are checked by `policy` after the
+    /// grant.
+    pub fn new(session: Arc<Session>, policy: Arc<dyn Policy>) -> Self {
+        let slots = session.wasm_slots().clone();
         WasmRunner {
             session,
             slots,
@@ -59,13 +74,14 @@ impl WasmRunner {
         }
     }
 
-    /// The component for `slot` at `path`, loading it on first use (or when the file changed).
+    /// The component for `slot` at `path`, loading it on first use.
     fn slot_component(
         &self,
         slot: &ComponentSlot,
         path: &Path,
     ) -> Result<Arc<LoadedComponent>, String> {
-        if let Some((p, c)) = &*slot.loaded.lock().unwrap_or_else(|p| p.into_inner())
+        let mut loaded = slot.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((p, c)) = &*loaded
             && p == path
         {
             return Ok(c.clone());
@@ -74,14 +90,14 @@ impl WasmRunner {
             Some(d) => DigestPin::Sha256(d),
             None => DigestPin::None,
         };
+        // Loaded under the slot's lock: concurrent first calls load (and verify) once.
         let c = self
             .session
             .components()
             .map_err(|e| e.to_string())?
             .file(path, World::Hook, &slot.grant, pin)
             .map_err(|e| e.to_string())?;
-        *slot.loaded.lock().unwrap_or_else(|p| p.into_inner()) =
-            Some((path.to_path_buf(), c.clone()));
+        *loaded = Some((path.to_path_buf(), c.clone()));
         Ok(c)
     }
 }
@@ -100,6 +116,7 @@ impl WasmHookRunner for WasmRunner {
             let rt = components.runtime();
             let slot = self
                 .slots
+                .0
                 .get(call.plugin_id)
                 .and_then(|c| c.get(call.component_name));
             let no_grant = Grant::default();

@@ -231,6 +231,8 @@ pub struct Session {
     processes: OnceLock<ProcessConfinement>,
     mcp: OnceLock<McpHub>,
     model_runner: OnceLock<Arc<dyn warden_hooks::ModelHookRunner>>,
+    wasm_slots: OnceLock<Arc<hooks::WasmSlots>>,
+    dispatch_base: OnceLock<DispatchOptions>,
 }
 
 impl std::fmt::Debug for Session {
@@ -276,6 +278,8 @@ impl Session {
             processes: OnceLock::new(),
             mcp: OnceLock::new(),
             model_runner: OnceLock::new(),
+            wasm_slots: OnceLock::new(),
+            dispatch_base: OnceLock::new(),
         }
     }
 
@@ -391,14 +395,26 @@ impl Session {
     /// [`Session::guest_policy`]`(false)`.
     pub fn dispatch_options(self: &Arc<Self>) -> Result<DispatchOptions, SessionError> {
         let runner = Arc::new(WasmRunner::new(self.clone(), self.guest_policy(false)));
-        let mut opts = DispatchOptions::new(&self.cwd)
+        // The environment is read once per session (`DispatchOptions::new` reads the stop-hook
+        // cap), not on every tool call.
+        let base = self
+            .dispatch_base
+            .get_or_init(|| DispatchOptions::new(&self.cwd));
+        let mut opts = base
+            .clone()
             .with_wasm_runner(runner)
             .with_mcp_runner(Arc::new(McpHookRunner::new(self.clone())));
         if let Some(runner) = self.model_runner.get() {
             opts = opts.with_model_runner(runner.clone());
         }
-        opts.cwd = self.cwd.clone();
         Ok(opts)
+    }
+
+    /// The declared components' grants and loaded components, shared by every WASM hook
+    /// runner of this session.
+    fn wasm_slots(&self) -> &Arc<hooks::WasmSlots> {
+        self.wasm_slots
+            .get_or_init(|| Arc::new(hooks::WasmSlots::of(self)))
     }
 
     /// Gives `prompt` and `agent` hook handlers a model (the conversation's); without one they
@@ -522,9 +538,16 @@ impl Session {
         grant: &Grant,
         policy: Arc<dyn Policy>,
     ) -> crate::runtime::CallContext {
-        let mut ctx = crate::runtime::CallContext::with_policy(cwd, grant, policy);
-        ctx.processes = self.process_confinement().clone();
-        ctx
+        crate::runtime::CallContext {
+            cwd: cwd.to_path_buf(),
+            policy,
+            env: grant
+                .env
+                .iter()
+                .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
+                .collect(),
+            processes: self.process_confinement().clone(),
+        }
     }
 
     /// The `sandbox` settings: how programs started through `exec` are confined. Each of them
