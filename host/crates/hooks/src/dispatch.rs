@@ -407,7 +407,9 @@ pub async fn dispatch(
     });
     let ctx = Arc::new(Ctx {
         event,
-        input: Arc::from(input.to_string()),
+        // Straight into a buffer: `Display` goes through the formatting machinery, which cost
+        // more than the rest of building the context. A `Value` always serialises.
+        input: Arc::from(serde_json::to_string(input).unwrap_or_default()),
         input_value: needs_value.then(|| input.clone()),
         base_env: if needs_env {
             base_env(opts)
