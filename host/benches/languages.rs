@@ -5,7 +5,11 @@
 //!
 //! `cargo bench --workspace --bench languages` installs the pinned toolchains and builds the
 //! guests on first use (as `cargo test` does), then prints per language: component size,
-//! first load (compile, or the compile cache), and p50 / p99 of one fresh-sandbox call.
+//! first load (compile, or the compile cache), p50 / p99 of one fresh-sandbox call, and the
+//! process's minor page faults per call. `WARDEN_BENCH_ROUNDS` sets the rounds;
+//! `WARDEN_BENCH_KEEP_RESIDENT=64K,16M` runs one runtime per keep-resident window side by
+//! side; `WARDEN_BENCH_EXTRA=LABEL=PATH;...` adds components built by hand;
+//! `WARDEN_BENCH_ONLY=TEXT` keeps the guests whose label contains TEXT.
 //! componentize-py and componentize-qjs snapshot the initialised interpreter at build time
 //! (wizer-style pre-initialisation, always on in both), so these numbers include it.
 
