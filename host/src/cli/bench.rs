@@ -614,10 +614,15 @@ impl Bench {
                     r
                 }));
             }
+            let mut sampled = Instant::now();
             while done.load(Ordering::Relaxed) < n {
-                // Short, so the burst's time is the dispatches', not this loop's polling.
+                // Polled often, so the burst's time is the dispatches', not this loop's; RSS
+                // is sampled every 50 ms as before.
                 tokio::time::sleep(Duration::from_millis(2)).await;
-                rss.sample();
+                if sampled.elapsed() >= Duration::from_millis(50) {
+                    rss.sample();
+                    sampled = Instant::now();
+                }
             }
             for (i, t) in tasks.drain(..).enumerate() {
                 match t.await {
