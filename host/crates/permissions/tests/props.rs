@@ -1,11 +1,12 @@
 //! Property tests: the matcher never panics, and deny always beats allow.
 
+mod common;
+
+use std::path::Path;
+
 use proptest::prelude::*;
 use serde_json::json;
-use warden_config::{Scope, Settings, SettingsFile};
-use warden_permissions::{
-    Access, Decision, HookVerdict, Mode, Options, Permissions, if_filter_matches,
-};
+use warden_permissions::{Access, Decision, HookVerdict, Mode, Permissions, if_filter_matches};
 
 fn engine(allow: &[String], deny: &[String], mode: Mode) -> Permissions {
     engine3(allow, &[], deny, mode)
@@ -158,29 +159,12 @@ fn rank(d: Decision) -> u8 {
 }
 
 fn engine3(allow: &[String], ask: &[String], deny: &[String], mode: Mode) -> Permissions {
-    let v = json!({"permissions": {"allow": allow, "ask": ask, "deny": deny}});
-    let f = SettingsFile {
-        scope: Scope::Project,
-        origin: Default::default(),
-        path: Some("/w/p/.claude/settings.json".into()),
-        value: v.as_object().cloned().unwrap_or_default(),
-    };
-    let o = Options {
-        cwd: "/w/p".into(),
-        home: "/h".into(),
-        mode: Some(mode),
-        trusted: true,
-        ..Options::default()
-    };
-    Permissions::from_settings(
-        &Settings {
-            files: vec![f],
-            errors: vec![],
-            ..Default::default()
-        },
-        &o,
+    common::engine_with(
+        Path::new("/w/p"),
+        Path::new("/h"),
+        json!({"allow": allow, "ask": ask, "deny": deny}),
+        mode,
     )
-    .expect("builds")
 }
 
 /// Rules of every shape the engine compiles: bare tools, command prefixes and wildcards, path
