@@ -538,16 +538,12 @@ impl Session {
         grant: &Grant,
         policy: Arc<dyn Policy>,
     ) -> crate::runtime::CallContext {
-        crate::runtime::CallContext {
-            cwd: cwd.to_path_buf(),
+        crate::runtime::CallContext::confined(
+            cwd,
+            grant,
             policy,
-            env: grant
-                .env
-                .iter()
-                .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
-                .collect(),
-            processes: self.process_confinement().clone(),
-        }
+            self.process_confinement().clone(),
+        )
     }
 
     /// The `sandbox` settings: how programs started through `exec` are confined. Each of them

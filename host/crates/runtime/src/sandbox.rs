@@ -108,6 +108,17 @@ impl CallContext {
     /// A context for `cwd` checked by `policy`, taking granted variables from the host's
     /// environment.
     pub fn with_policy(cwd: impl Into<PathBuf>, grant: &Grant, policy: Arc<dyn Policy>) -> Self {
+        Self::confined(cwd, grant, policy, ProcessConfinement::for_current_user())
+    }
+
+    /// A context for `cwd` checked by `policy`, whose programs are confined as `processes`
+    /// says, taking granted variables from the host's environment.
+    pub fn confined(
+        cwd: impl Into<PathBuf>,
+        grant: &Grant,
+        policy: Arc<dyn Policy>,
+        processes: ProcessConfinement,
+    ) -> Self {
         let env = grant
             .env
             .iter()
@@ -117,7 +128,7 @@ impl CallContext {
             cwd: cwd.into(),
             policy,
             env,
-            processes: ProcessConfinement::for_current_user(),
+            processes,
         }
     }
 }
