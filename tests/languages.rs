@@ -221,6 +221,26 @@ fn every_language_fails_the_same_way_on_a_loop_a_memory_bomb_and_a_crash() {
     }
 }
 
+/// A guest keeps nothing from one call to the next, whatever its language: a global counter
+/// read and bumped on every call answers 1 every time, with the pool's slots (and the pages
+/// they keep resident) reused call after call.
+#[test]
+fn no_guest_state_survives_from_one_call_to_the_next_in_any_language() {
+    let limits = Limits {
+        deadline: Duration::from_secs(30),
+        ..Limits::default()
+    };
+    for lang in LANGS {
+        let hook = reference(lang);
+        for i in 0..50 {
+            let got = call(&hook, "PreToolUse", &bash("__count__"), &limits)
+                .unwrap_or_else(|e| panic!("{lang}: call {i}: {e}"));
+            assert_eq!(got.decision, Decision::Allow, "{lang}: call {i}: {got:?}");
+            assert_eq!(got.reason.as_deref(), Some("1"), "{lang}: call {i}");
+        }
+    }
+}
+
 /// `plugins/<name>/tests/cases.json`: `{name, event, input, expect: {decision,
 /// reason_contains?, reason_excludes?}}`.
 fn run_cases(plugin: &str) {

@@ -33,6 +33,9 @@ static void spin(void) {
 }
 
 /* Allocates and touches 1 MiB blocks, chained so none is dead, until memory runs out. */
+/* Calls of `__count__` this instance has seen: a fresh sandbox per call keeps it at 1. */
+static unsigned long count_calls;
+
 static void *volatile bomb_head;
 static void bomb(void) {
     for (;;) {
@@ -59,6 +62,17 @@ void warden_hook(const warden_event *event, warden_result *result) {
         bomb();
     else if (strcmp(cmd, "__trap__") == 0)
         abort();
+    else if (strcmp(cmd, "__count__") == 0) {
+        char n[24];
+        int i = (int)sizeof n - 1;
+        unsigned long v = ++count_calls;
+        n[i] = '\0';
+        do {
+            n[--i] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v && i > 0);
+        warden_allow(result, n + i);
+    }
     else if (contains_nocase(cmd, "drop table"))
         warden_deny(result, "destructive SQL: DROP TABLE");
     else if (starts_with(cmd, "sudo "))

@@ -15,6 +15,9 @@ export const handle = hook((event) => {
       break;
     case "__trap__":
       throw new Error("__trap__: the reference hook crashes on purpose");
+    case "__count__":
+      countCalls += 1;
+      return HookResult.allow(String(countCalls));
   }
 
   if (command.toLowerCase().includes("drop table")) return HookResult.deny("destructive SQL: DROP TABLE");
@@ -26,6 +29,9 @@ export const handle = hook((event) => {
   if (command.startsWith("echo ")) return HookResult.none().withContext("echo is harmless");
   return HookResult.none();
 });
+
+/** Calls of `__count__` this instance has seen: a fresh sandbox per call keeps it at 1. */
+let countCalls = 0;
 
 /** Busy-loops until the host's deadline interrupts it (QuickJS interprets: nothing is optimised away). */
 let spins = 0;

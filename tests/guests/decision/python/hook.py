@@ -2,6 +2,9 @@
 
 from warden_sdk import HookResult, hook
 
+# Calls of `__count__` this instance has seen: a fresh sandbox per call keeps it at 1.
+count_calls = 0
+
 
 @hook
 def handle(event):
@@ -21,6 +24,10 @@ def handle(event):
             blocks.append(bytearray(b"x" * (1 << 20)))
     if command == "__trap__":
         raise RuntimeError("__trap__: the reference hook crashes on purpose")
+    if command == "__count__":
+        global count_calls
+        count_calls += 1
+        return HookResult.allow(str(count_calls))
 
     if "drop table" in command.lower():
         return HookResult.deny("destructive SQL: DROP TABLE")

@@ -2,6 +2,7 @@
 //! one decision table against each build. The rules are in `tests/guests/decision/README.md`.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use warden_sdk::{Hook, HookEvent, HookResult};
 
@@ -35,6 +36,11 @@ impl Hook for Policy {
                 }
             }
             "__trap__" => panic!("trap requested"),
+            "__count__" => {
+                static CALLS: AtomicU64 = AtomicU64::new(0);
+                let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+                return HookResult::allow(n.to_string());
+            }
             _ => {}
         }
         if command.to_lowercase().contains("drop table") {
