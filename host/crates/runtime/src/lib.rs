@@ -314,13 +314,19 @@ impl Default for RuntimeConfig {
     }
 }
 
-/// The pool's keep-resident window: without `PAGEMAP_SCAN` wasmtime resets the whole window
-/// after every call, so a large one would cost a small guest a memset of its whole heap.
-fn keep_resident(config: &RuntimeConfig) -> usize {
-    if PoolingAllocationConfig::is_pagemap_scan_available() {
-        config.keep_resident_bytes
-    } else {
-        config.keep_resident_bytes.min(64 << 10)
+impl RuntimeConfig {
+    /// The keep-resident window this configuration gets on this machine: without
+    /// `PAGEMAP_SCAN` wasmtime resets the whole window after every call, written or not, so a
+    /// large one would cost a small guest a memset of its whole heap and at most 64 KiB is
+    /// kept. 0 without the pooling allocator.
+    pub fn resident_window(&self) -> usize {
+        if !self.pooling {
+            0
+        } else if PoolingAllocationConfig::is_pagemap_scan_available() {
+            self.keep_resident_bytes
+        } else {
+            self.keep_resident_bytes.min(64 << 10)
+        }
     }
 }
 
@@ -454,7 +460,7 @@ impl Runtime {
                 // Reset only the pages a call dirtied (Linux ≥ 6.7; ignored elsewhere), and
                 // keep them resident so a fresh instance does not fault on first use.
                 .pagemap_scan(Enabled::Auto)
-                .linear_memory_keep_resident(keep_resident(&config))
+                .linear_memory_keep_resident(config.resident_window())
                 .table_keep_resident(256 << 10);
             cfg.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
         }

@@ -1,13 +1,20 @@
 //! Misbehaves as `tool_input.attack` says: `loop`, `membomb`, `recurse`, `shout` (100 MiB to
 //! stdout), `log` (one warning record), `panic`, `stderr`, `block`, `count` (calls seen by this instance), `probe` (what
 //! WASI shows of env and args), `big-output` (a 2 MiB reason), `sleep` (waits `tool_input.ms`
-//! milliseconds on a WASI clock, as a hook waiting on I/O would, then allows); anything else
-//! answers `allow`.
+//! milliseconds on a WASI clock, as a hook waiting on I/O would, then allows), `scatter`
+//! (writes every fourth page of a 2 MiB initialised array, after counting the pages it finds
+//! already written: a fresh sandbox answers 0); anything else answers `allow`.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
+
+/// Initialised data, so it lives in the module's memory image rather than in zeroed memory:
+/// a reset must copy the image back over every page a call wrote.
+const PAGE: usize = 4096;
+const SCATTER: usize = 2 << 20;
+static SCATTERED: [AtomicU8; SCATTER] = [const { AtomicU8::new(0x5a) }; SCATTER];
 
 use warden_sdk::{Hook, HookEvent, HookResult};
 
@@ -60,6 +67,19 @@ impl Hook for Hostile {
                 // A fresh sandbox per call means this is 1 every time.
                 let n = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
                 HookResult::allow(n.to_string())
+            }
+            "scatter" => {
+                // Every fourth page, so the written pages form 128 separate runs: more than a
+                // single dirty-page scan of the pool reports.
+                let mut seen = 0;
+                for page in (0..SCATTER).step_by(4 * PAGE) {
+                    let byte = &SCATTERED[page + 17];
+                    if byte.load(Ordering::Relaxed) != 0x5a {
+                        seen += 1;
+                    }
+                    byte.store(0xa5, Ordering::Relaxed);
+                }
+                HookResult::allow(seen.to_string())
             }
             "probe" => HookResult::allow(format!(
                 "env={} args={}",
