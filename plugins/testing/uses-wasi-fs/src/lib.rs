@@ -23,7 +23,9 @@ impl Hook for UsesWasiFs {
             Err(e) => e.to_string(),
         };
         let dir = match std::fs::read_dir("/") {
-            Ok(entries) => return HookResult::allow(format!("listed / ({} entries)", entries.count())),
+            Ok(entries) => {
+                return HookResult::allow(format!("listed / ({} entries)", entries.count()));
+            }
             Err(e) => e.to_string(),
         };
         let net = match std::net::TcpStream::connect(addr) {
