@@ -162,12 +162,17 @@ fn table() -> Vec<Row> {
     ]
 }
 
-#[test]
-fn one_decision_table_agrees_across_rust_python_js_and_c() {
-    let limits = Limits {
+/// Default limits with a deadline an interpreter guest meets even on a loaded machine.
+fn roomy() -> Limits {
+    Limits {
         deadline: Duration::from_secs(30),
         ..Limits::default()
-    };
+    }
+}
+
+#[test]
+fn one_decision_table_agrees_across_rust_python_js_and_c() {
+    let limits = roomy();
     for lang in LANGS {
         let hook = reference(lang);
         for row in table() {
@@ -226,10 +231,7 @@ fn every_language_fails_the_same_way_on_a_loop_a_memory_bomb_and_a_crash() {
 /// they keep resident) reused call after call.
 #[test]
 fn no_guest_state_survives_from_one_call_to_the_next_in_any_language() {
-    let limits = Limits {
-        deadline: Duration::from_secs(30),
-        ..Limits::default()
-    };
+    let limits = roomy();
     for lang in LANGS {
         let hook = reference(lang);
         for i in 0..50 {

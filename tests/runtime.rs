@@ -1,6 +1,9 @@
 //! The sandboxed component runtime, driven through the library and the real `warden` binary
 //! with real components built from `plugins/`.
 
+#[path = "support/faults.rs"]
+mod faults;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -503,18 +506,6 @@ fn every_call_gets_a_fresh_sandbox_with_nothing_in_it() {
     assert_eq!(call.result.reason.as_deref(), Some("env=0 args=0"));
 }
 
-/// Minor page faults taken by the calling thread so far. The guest runs on this thread (a
-/// current-thread executor), so other tests running at the same time do not count.
-fn thread_minor_faults() -> i64 {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a whole rusage into the pointer it is given.
-    let usage = unsafe {
-        assert_eq!(libc::getrusage(libc::RUSAGE_THREAD, usage.as_mut_ptr()), 0);
-        usage.assume_init()
-    };
-    usage.ru_minflt
-}
-
 /// A call that writes 128 separate runs of pages of initialised data: every one of them must
 /// hold the module's original bytes again in the next call, however many runs there are. And
 /// where the pool resets only the pages a call wrote, they stay resident for the next fresh
@@ -524,33 +515,29 @@ fn thread_minor_faults() -> i64 {
 fn every_page_a_call_wrote_is_reset_and_stays_resident_for_the_next_call() {
     let rt = runtime();
     let hostile = load(&rt, warden_test_artifacts::HOSTILE);
+    // Each call finds every page back as the image has it (it counts the written ones).
     let scatter = || {
-        block_on(rt.call_hook(
+        let call = block_on(rt.call_hook(
             &hostile,
             "PreToolUse",
             &attack("scatter"),
             &Limits::default(),
             ctx(),
         ))
-        .expect("call")
+        .expect("call");
+        assert_eq!(
+            call.result.reason.as_deref(),
+            Some("0"),
+            "a page written by an earlier call was not reset"
+        );
     };
-    for _ in 0..3 {
-        assert_eq!(
-            scatter().result.reason.as_deref(),
-            Some("0"),
-            "a page written by an earlier call was not reset"
-        );
-    }
+    (0..3).for_each(|_| scatter());
+    // The guest runs on this thread (a current-thread executor), so other tests running at the
+    // same time do not count.
     let calls = 20;
-    let before = thread_minor_faults();
-    for _ in 0..calls {
-        assert_eq!(
-            scatter().result.reason.as_deref(),
-            Some("0"),
-            "a page written by an earlier call was not reset"
-        );
-    }
-    let per_call = (thread_minor_faults() - before) / calls;
+    let before = faults::minor_faults(libc::RUSAGE_THREAD);
+    (0..calls).for_each(|_| scatter());
+    let per_call = (faults::minor_faults(libc::RUSAGE_THREAD) - before) / calls;
     if rt.config().resident_window() >= 2 << 20 {
         assert!(
             per_call < 32,

@@ -13,6 +13,8 @@
 //! componentize-py and componentize-qjs snapshot the initialised interpreter at build time
 //! (wizer-style pre-initialisation, always on in both), so these numbers include it.
 
+#[path = "../../tests/support/faults.rs"]
+mod faults;
 #[path = "../../tests/support/toolchains.rs"]
 mod toolchains;
 
@@ -49,18 +51,6 @@ fn bytes(text: &str) -> usize {
     num.parse::<usize>()
         .unwrap_or_else(|_| panic!("not a size: {text:?}"))
         << shift
-}
-
-/// Minor page faults of the whole process so far: a fresh sandbox's copy-on-write and
-/// first-touch faults are most of what a big guest's call costs beyond running it.
-fn minor_faults() -> i64 {
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
-    // SAFETY: getrusage writes a whole rusage into the pointer it is given.
-    let usage = unsafe {
-        libc::getrusage(libc::RUSAGE_SELF, usage.as_mut_ptr());
-        usage.assume_init()
-    };
-    usage.ru_minflt
 }
 
 fn main() {
@@ -145,7 +135,7 @@ fn main() {
     let mut faults = vec![0i64; loaded.len()];
     for _ in 0..rounds {
         for (i, (_, _, _, rt, c)) in loaded.iter().enumerate() {
-            let before = minor_faults();
+            let before = faults::minor_faults(libc::RUSAGE_SELF);
             for _ in 0..per_round {
                 let t = Instant::now();
                 block_on(rt.call_hook(
@@ -158,7 +148,7 @@ fn main() {
                 .expect("call");
                 samples[i].push(t.elapsed());
             }
-            faults[i] += minor_faults() - before;
+            faults[i] += faults::minor_faults(libc::RUSAGE_SELF) - before;
         }
     }
     println!("\nfresh-sandbox PreToolUse call, {rounds} interleaved rounds x {per_round} calls");

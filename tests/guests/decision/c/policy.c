@@ -32,10 +32,10 @@ static void spin(void) {
         n++;
 }
 
-/* Allocates and touches 1 MiB blocks, chained so none is dead, until memory runs out. */
 /* Calls of `__count__` this instance has seen: a fresh sandbox per call keeps it at 1. */
 static unsigned long count_calls;
 
+/* Allocates and touches 1 MiB blocks, chained so none is dead, until memory runs out. */
 static void *volatile bomb_head;
 static void bomb(void) {
     for (;;) {
