@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use warden::hook_result::Decision;
 use warden::runtime::{
-    CacheOutcome, CallContext, Capability, ComponentCache, DigestPin, Grant, Limits,
+    CacheOutcome, CallContext, Capability, ComponentCache, DigestPin, Grant, HookCall, Limits,
     LoadedComponent, Runtime, RuntimeConfig, RuntimeError, WitVersion, World,
 };
 
@@ -60,6 +60,21 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
         .build()
         .expect("tokio")
         .block_on(f)
+}
+
+/// One PreToolUse call of the hostile guest, carrying out `name`, with default limits.
+fn attack_call(
+    rt: &Runtime,
+    hostile: &LoadedComponent,
+    name: &str,
+) -> Result<HookCall, RuntimeError> {
+    block_on(rt.call_hook(
+        hostile,
+        "PreToolUse",
+        &attack(name),
+        &Limits::default(),
+        ctx(),
+    ))
 }
 
 /// The same runtime still answers a normal call after `f` misbehaved.
@@ -351,14 +366,7 @@ fn lean_allocator_grows_in_place_copies_and_stops_at_the_limit() {
 fn deep_recursion_is_a_reported_trap() {
     let rt = runtime();
     let hostile = load(&rt, warden_test_artifacts::HOSTILE);
-    let err = block_on(rt.call_hook(
-        &hostile,
-        "PreToolUse",
-        &attack("recurse"),
-        &Limits::default(),
-        ctx(),
-    ))
-    .expect_err("trap");
+    let err = attack_call(&rt, &hostile, "recurse").expect_err("trap");
     // Rust guests keep address-taken locals on a shadow stack in linear memory, so deep
     // recursion ends either in the engine's stack-overflow trap or in an out-of-bounds access
     // below that shadow stack; both must come back as a trap, never take the host down.
@@ -373,14 +381,7 @@ fn deep_recursion_is_a_reported_trap() {
 fn panic_is_a_trap_carrying_the_panic_message() {
     let rt = runtime();
     let hostile = load(&rt, warden_test_artifacts::HOSTILE);
-    let err = block_on(rt.call_hook(
-        &hostile,
-        "PreToolUse",
-        &attack("panic"),
-        &Limits::default(),
-        ctx(),
-    ))
-    .expect_err("trap");
+    let err = attack_call(&rt, &hostile, "panic").expect_err("trap");
     assert!(err.to_string().contains("panicked on purpose"), "{err}");
     assert_still_serves(&rt, &hostile);
 }
@@ -400,14 +401,7 @@ fn huge_stdout_is_truncated_and_flagged() {
     assert!(!call.stderr.truncated);
     assert_still_serves(&rt, &hostile);
 
-    let call = block_on(rt.call_hook(
-        &hostile,
-        "PreToolUse",
-        &attack("stderr"),
-        &Limits::default(),
-        ctx(),
-    ))
-    .expect("call");
+    let call = attack_call(&rt, &hostile, "stderr").expect("call");
     assert_eq!(call.stdout.text, "a note on stdout\n");
     assert_eq!(call.stderr.text, "a note on stderr\n");
     assert!(!call.stdout.truncated);
@@ -417,14 +411,7 @@ fn huge_stdout_is_truncated_and_flagged() {
 fn oversized_result_hits_the_output_limit() {
     let rt = runtime();
     let hostile = load(&rt, warden_test_artifacts::HOSTILE);
-    let err = block_on(rt.call_hook(
-        &hostile,
-        "PreToolUse",
-        &attack("big-output"),
-        &Limits::default(),
-        ctx(),
-    ))
-    .expect_err("limit");
+    let err = attack_call(&rt, &hostile, "big-output").expect_err("limit");
     assert!(
         matches!(err, RuntimeError::OutputLimit { size, limit, .. } if size == 2 << 20 && limit == 1 << 20),
         "{err}"
@@ -479,14 +466,7 @@ fn every_call_gets_a_fresh_sandbox_with_nothing_in_it() {
     let rt = runtime();
     let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     for _ in 0..3 {
-        let call = block_on(rt.call_hook(
-            &hostile,
-            "PreToolUse",
-            &attack("count"),
-            &Limits::default(),
-            ctx(),
-        ))
-        .expect("call");
+        let call = attack_call(&rt, &hostile, "count").expect("call");
         assert_eq!(
             call.result.reason.as_deref(),
             Some("1"),
@@ -495,14 +475,7 @@ fn every_call_gets_a_fresh_sandbox_with_nothing_in_it() {
     }
     // SAFETY of the test: the host has plenty of environment; the guest must see none of it.
     assert!(std::env::vars().count() > 0);
-    let call = block_on(rt.call_hook(
-        &hostile,
-        "PreToolUse",
-        &attack("probe"),
-        &Limits::default(),
-        ctx(),
-    ))
-    .expect("call");
+    let call = attack_call(&rt, &hostile, "probe").expect("call");
     assert_eq!(call.result.reason.as_deref(), Some("env=0 args=0"));
 }
 
@@ -517,14 +490,7 @@ fn every_page_a_call_wrote_is_reset_and_stays_resident_for_the_next_call() {
     let hostile = load(&rt, warden_test_artifacts::HOSTILE);
     // Each call finds every page back as the image has it (it counts the written ones).
     let scatter = || {
-        let call = block_on(rt.call_hook(
-            &hostile,
-            "PreToolUse",
-            &attack("scatter"),
-            &Limits::default(),
-            ctx(),
-        ))
-        .expect("call");
+        let call = attack_call(&rt, &hostile, "scatter").expect("call");
         assert_eq!(
             call.result.reason.as_deref(),
             Some("0"),
