@@ -54,6 +54,12 @@ impl Project {
         self.write(".claude/settings.local.json", &v.to_string());
     }
 
+    /// The user's own settings (`$WARDEN_HOME/settings.json`): where a project server is
+    /// approved.
+    fn user_settings(&self, v: Value) {
+        std::fs::write(self.home.join("settings.json"), v.to_string()).expect("write");
+    }
+
     fn mcp_json(&self, servers: Value) {
         self.write(".mcp.json", &json!({ "mcpServers": servers }).to_string());
     }
@@ -395,7 +401,7 @@ fn everything_project() -> Project {
 fn warden_drives_server_everything_over_stdio_through_rules_and_hooks() {
     let p = everything_project();
     let log = p.dir.join("pre.jsonl");
-    p.local_settings(json!({"enabledMcpjsonServers": ["everything"]}));
+    p.user_settings(json!({"enabledMcpjsonServers": ["everything"]}));
     p.settings(json!({
         "permissions": {"allow": ["mcp__everything"], "deny": ["mcp__everything__get-sum"]},
         "hooks": {"PreToolUse": [{"matcher": "mcp__everything__.*", "hooks": [
@@ -481,14 +487,20 @@ fn a_project_server_runs_only_when_the_user_approves_it() {
         text(&out)
     );
 
-    // Disabled wins over approved.
+    // Nor can a `.claude/settings.local.json`: the repository may have committed it.
     p.local_settings(
-        json!({"enableAllProjectMcpServers": true, "disabledMcpjsonServers": ["everything"]}),
+        json!({"enableAllProjectMcpServers": true, "enabledMcpjsonServers": ["everything"]}),
     );
+    let v = json_out(&p.run(&["mcp", "list", "--json"]));
+    assert_eq!(v[0]["status"], "needs approval", "{v}");
+
+    // Disabled wins over approved.
+    p.local_settings(json!({"disabledMcpjsonServers": ["everything"]}));
+    p.user_settings(json!({"enableAllProjectMcpServers": true}));
     let v = json_out(&p.run(&["mcp", "list", "--json"]));
     assert_eq!(v[0]["status"], "disabled", "{v}");
 
-    p.local_settings(json!({"enableAllProjectMcpServers": true}));
+    p.local_settings(json!({}));
     let v = json_out(&p.run(&["mcp", "list", "--json"]));
     assert_eq!(v[0]["status"], "connected", "{v}");
 }
@@ -561,7 +573,7 @@ fn a_stdio_servers_whole_process_group_ends_with_the_call() {
             "args": ["-c", format!("sleep 300 & echo $! > '{}'; exec '{}' '{}' stdio", pidfile.display(), peers::node().display(), peers::server_everything().display())]
         }
     }));
-    p.local_settings(json!({"enabledMcpjsonServers": ["everything"]}));
+    p.user_settings(json!({"enabledMcpjsonServers": ["everything"]}));
     let v = json_out(&p.run(&[
         "mcp",
         "call",
@@ -593,7 +605,7 @@ fn assert_gone(pidfile: &Path, what: &str) {
 fn an_unset_variable_is_an_error_naming_server_and_field() {
     let p = Project::new();
     p.mcp_json(json!({"svc": {"type": "http", "url": "https://example.invalid/${WARDEN_TEST_UNSET_VAR}/mcp"}}));
-    p.local_settings(json!({"enabledMcpjsonServers": ["svc"]}));
+    p.user_settings(json!({"enabledMcpjsonServers": ["svc"]}));
     let v = json_out(&p.run(&["mcp", "list", "--json"]));
     assert_eq!(v[0]["status"], "invalid", "{v}");
     let e = v[0]["error"].as_str().unwrap_or("");
@@ -606,7 +618,7 @@ fn an_unset_variable_is_an_error_naming_server_and_field() {
 fn http_project(server: &peers::HttpServer, ty: &str) -> Project {
     let p = Project::new();
     p.mcp_json(json!({"py": {"type": ty, "url": server.url}}));
-    p.local_settings(json!({"enabledMcpjsonServers": ["py"]}));
+    p.user_settings(json!({"enabledMcpjsonServers": ["py"]}));
     // MCP tools are asked about unless a rule allows them, as in Claude Code.
     p.settings(json!({"permissions": {"allow": ["mcp__py"]}}));
     p
@@ -769,7 +781,7 @@ fn a_server_that_never_answers_fails_within_mcp_timeout_with_its_stderr() {
     let p = Project::new();
     let pidfile = p.dir.join("hung.pid");
     p.mcp_json(json!({"hung": {"command": "sh", "args": ["-c", format!("echo $$ > '{}'; echo 'cannot find my config' >&2; sleep 300", pidfile.display())]}}));
-    p.local_settings(json!({"enabledMcpjsonServers": ["hung"]}));
+    p.user_settings(json!({"enabledMcpjsonServers": ["hung"]}));
     let started = Instant::now();
     let out = p
         .command(&["mcp", "list", "--json"])
@@ -812,7 +824,7 @@ fn an_sse_server_cannot_redirect_messages_to_another_origin() {
     });
     let p = Project::new();
     p.mcp_json(json!({"evil": {"type": "sse", "url": format!("http://127.0.0.1:{port}/sse"), "headers": {"Authorization": "Bearer secret-token"}}}));
-    p.local_settings(json!({"enabledMcpjsonServers": ["evil"]}));
+    p.user_settings(json!({"enabledMcpjsonServers": ["evil"]}));
     let v = json_out(&p.run(&["mcp", "list", "--json"]));
     assert_eq!(v[0]["status"], "failed", "{v}");
     assert!(

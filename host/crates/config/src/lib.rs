@@ -10,7 +10,15 @@
 //! to turn it off). Merging follows Claude Code: scalars from the highest file that sets them,
 //! arrays combined across files (duplicates removed), objects merged key by key. A file that is
 //! not valid JSON is reported with its path, line and column and skipped, never fatal.
+//!
+//! Precedence is not trust. Project and local files come with the repository (a committed
+//! `settings.local.json` looks exactly like the user's own), so keys that approve, widen or turn
+//! something off count only from the files the user controls ([`Scope::is_user_controlled`]):
+//! MCP server approval, `readClaudeConfig`, `hasClaudeMdExternalIncludesApproved`, the
+//! `sandbox` keys, and disabling the user's plugins and hooks ([`Settings::for_hooks`],
+//! [`Settings::user_plugin_choices`]).
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -20,6 +28,10 @@ pub mod claude;
 pub mod mcp;
 
 pub use claude::{ClaudeConfig, ClaudeConfigOff, SkippedHook};
+
+/// The settings key that turns hooks off (see [`Settings::for_hooks`] for whose files count).
+pub const DISABLE_ALL_HOOKS: &str = "disableAllHooks";
+const ALLOWED_HTTP_HOOK_URLS: &str = "allowedHttpHookUrls";
 
 /// Environment variable that relocates Warden's home directory (default `~/.warden`).
 pub const HOME_ENV: &str = "WARDEN_HOME";
@@ -40,7 +52,8 @@ pub enum Scope {
     User,
     /// `<cwd>/.claude/settings.json` (starting directory only, no parent walk).
     Project,
-    /// `<repo root>/.claude/settings.local.json`.
+    /// `<repo root>/.claude/settings.local.json`. Above project for precedence, but as much
+    /// the repository's as the project file for trust (see [`Scope::is_user_controlled`]).
     Local,
     /// Files given with `--settings`.
     Cli,
@@ -49,6 +62,17 @@ pub enum Scope {
 }
 
 impl Scope {
+    /// Whether a file of this scope is the user's own choice: user, `--settings` and managed
+    /// files. Project and local files come with the working tree: `.claude/settings.local.json`
+    /// is meant to stay out of version control, but nothing stops a repository from committing
+    /// one, so it counts as the repository's for every decision that approves, widens or turns
+    /// something off (project MCP servers, plugins and hooks, the sandbox, external imports).
+    /// Permission rules from it still apply: a repository's allow rules are already read from
+    /// its `settings.json`, and "always allow" answers are saved there.
+    pub fn is_user_controlled(self) -> bool {
+        matches!(self, Scope::User | Scope::Cli | Scope::Managed)
+    }
+
     /// The lowercase name used in CLI flags and JSON output.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -480,7 +504,7 @@ impl Settings {
         let setting = self
             .files
             .iter()
-            .filter(|f| matches!(f.scope, Scope::Managed | Scope::Cli | Scope::User))
+            .filter(|f| f.scope.is_user_controlled())
             .find_map(|f| {
                 f.value
                     .get(claude::READ_CLAUDE_CONFIG_KEY)
@@ -534,6 +558,84 @@ impl Settings {
         self.scalar(key)
             .and_then(|(v, _)| v.as_bool())
             .unwrap_or(false)
+    }
+
+    /// A boolean key read from the files the user controls only (see
+    /// [`Scope::is_user_controlled`]), highest precedence first; `false` when none sets it.
+    /// For keys that approve or widen: a repository's own files must not set them.
+    pub fn user_flag(&self, key: &str) -> bool {
+        self.files
+            .iter()
+            .filter(|f| f.scope.is_user_controlled())
+            .find_map(|f| f.value.get(key).and_then(Value::as_bool))
+            .unwrap_or(false)
+    }
+
+    /// What the files the user controls say about each plugin in `enabledPlugins`: for each id,
+    /// the value of the highest-precedence such file that sets it to a boolean.
+    ///
+    /// A repository's files (project and local) may enable a plugin, or disable one the user
+    /// did not enable, but never disable one of these: the user's guard plugin stays on
+    /// whatever a repository's `"enabledPlugins": {"guard@m": false}` says.
+    pub fn user_plugin_choices(&self) -> BTreeMap<String, bool> {
+        let mut out = BTreeMap::new();
+        for f in self.files.iter().filter(|f| f.scope.is_user_controlled()) {
+            let Some(Value::Object(ep)) = f.value.get("enabledPlugins") else {
+                continue;
+            };
+            for (id, on) in ep {
+                if let Some(on) = on.as_bool() {
+                    out.entry(id.clone()).or_insert(on);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether a project or local file says `"disableAllHooks": true`. A repository can turn
+    /// off only its own hooks: see [`Settings::for_hooks`].
+    pub fn project_disables_hooks(&self) -> bool {
+        self.files.iter().any(|f| {
+            !f.scope.is_user_controlled()
+                && f.value.get(DISABLE_ALL_HOOKS) == Some(&Value::Bool(true))
+        })
+    }
+
+    /// The settings the hooks engine is given, so a repository can tighten but never loosen
+    /// what the user set:
+    ///
+    /// * `disableAllHooks` counts only from files the user controls (managed, `--settings`,
+    ///   user). A project or local `true` instead turns off the hooks of the project and local
+    ///   files themselves (their `hooks` are left out here) and, in the session, the hooks of
+    ///   plugins the user did not enable ([`Settings::user_plugin_choices`]); a project or
+    ///   local `false` cannot turn back on hooks the user turned off.
+    /// * `httpHookAllowedEnvVars` of project and local files is left out: it would let the
+    ///   repository's `http` hooks send the user's environment variables.
+    /// * `allowedHttpHookUrls` of project and local files is left out when a file the user
+    ///   controls sets it (the repository would add URLs to the user's list); alone, it only
+    ///   narrows where `http` hooks may go, and stays.
+    pub fn for_hooks(&self) -> Settings {
+        let project_off = self.project_disables_hooks();
+        let user_urls = self
+            .files
+            .iter()
+            .any(|f| f.scope.is_user_controlled() && f.value.contains_key(ALLOWED_HTTP_HOOK_URLS));
+        let mut out = self.clone();
+        for f in out
+            .files
+            .iter_mut()
+            .filter(|f| !f.scope.is_user_controlled())
+        {
+            f.value.remove(DISABLE_ALL_HOOKS);
+            f.value.remove("httpHookAllowedEnvVars");
+            if user_urls {
+                f.value.remove(ALLOWED_HTTP_HOOK_URLS);
+            }
+            if project_off {
+                f.value.remove("hooks");
+            }
+        }
+        out
     }
 
     /// The whole merged view, following Claude Code's rules (see the crate docs).

@@ -26,9 +26,10 @@
 //! * `disabledMcpjsonServers` (names) disables a server whichever settings file says it:
 //!   turning a server off is always safe, so a project may do it too. It wins over approval.
 //! * `enableAllProjectMcpServers: true` or `enabledMcpjsonServers` (names) approve, but only when
-//!   they come from a file the user controls: user, local, managed or `--settings`. The
-//!   project's own `.claude/settings.json` cannot approve: a hostile repository would otherwise
-//!   approve the commands it ships.
+//!   they come from a file the user controls: user, managed or `--settings`
+//!   ([`Scope::is_user_controlled`](crate::Scope::is_user_controlled)). The project's own `.claude/settings.json` and
+//!   `.claude/settings.local.json` cannot approve: a hostile repository would otherwise approve
+//!   the commands it ships, and nothing stops it from committing a `settings.local.json`.
 //!
 //! Every other scope is [`Approval::Approved`]. A project server that is not approved does not
 //! hide a user-scope server of the same name (a repository must not be able to knock out the
@@ -54,7 +55,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::{ConfigError, Home, MAX_SETTINGS_BYTES, Scope, Settings, did_you_mean, json_type_name};
+use crate::{ConfigError, Home, MAX_SETTINGS_BYTES, Settings, did_you_mean, json_type_name};
 
 /// File name of the project-scope server list, at the project root.
 pub const PROJECT_FILE: &str = ".mcp.json";
@@ -1026,7 +1027,7 @@ pub fn project_approval(settings: &Settings, name: &str) -> Approval {
     let approved = settings
         .files
         .iter()
-        .filter(|f| f.scope != Scope::Project)
+        .filter(|f| f.scope.is_user_controlled())
         .any(|f| {
             f.value.get("enableAllProjectMcpServers") == Some(&Value::Bool(true))
                 || lists("enabledMcpjsonServers", f)

@@ -562,13 +562,16 @@ fn project_settings_cannot_approve_their_own_servers() {
 
 #[test]
 fn user_controlled_settings_approve() {
-    for scope in [Scope::Local, Scope::User, Scope::Managed, Scope::Cli] {
+    for scope in [Scope::User, Scope::Managed, Scope::Cli] {
         let s = settings(&[(scope, json!({"enabledMcpjsonServers": ["db"]}))]);
         assert_eq!(project_approval(&s, "db"), Approval::Approved, "{scope}");
         assert_eq!(project_approval(&s, "other"), Approval::Pending, "{scope}");
     }
-    let s = settings(&[(Scope::Local, json!({"enableAllProjectMcpServers": true}))]);
+    let s = settings(&[(Scope::User, json!({"enableAllProjectMcpServers": true}))]);
     assert_eq!(project_approval(&s, "anything"), Approval::Approved);
+    // A committed `.claude/settings.local.json` is the repository's, like its settings.json.
+    let s = settings(&[(Scope::Local, json!({"enableAllProjectMcpServers": true}))]);
+    assert_eq!(project_approval(&s, "anything"), Approval::Pending);
     let s = settings(&[(Scope::User, json!({"enableAllProjectMcpServers": "true"}))]);
     assert_eq!(
         project_approval(&s, "anything"),

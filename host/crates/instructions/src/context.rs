@@ -216,7 +216,7 @@ pub fn load_context(opts: &ContextOptions) -> Context {
         })
     });
     let approved =
-        opts.external_imports_approved || settings.flag("hasClaudeMdExternalIncludesApproved");
+        opts.external_imports_approved || settings.user_flag("hasClaudeMdExternalIncludesApproved");
     let mut loader = MemoryLoader::new(MemoryOptions {
         cwd: opts.cwd.clone(),
         warden_home: opts.home.root().to_path_buf(),
