@@ -92,6 +92,7 @@ pub struct PluginManager {
     quiet: bool,
     allow_reserved_names: bool,
     copy_limits: Option<CopyLimits>,
+    user_choices: BTreeMap<String, bool>,
 }
 
 impl PluginManager {
@@ -107,7 +108,17 @@ impl PluginManager {
             quiet: false,
             allow_reserved_names: false,
             copy_limits: None,
+            user_choices: BTreeMap::new(),
         }
+    }
+
+    /// What the files the user controls say in `enabledPlugins` beyond the user settings file
+    /// this manager reads itself (managed, `--settings`, Claude Code's user file): a session
+    /// passes [`warden_config::Settings::user_plugin_choices`], so a plugin enabled there is
+    /// never turned off by a repository's files (see [`PluginManager::is_enabled`]).
+    pub fn with_user_choices(mut self, choices: BTreeMap<String, bool>) -> Self {
+        self.user_choices = choices;
+        self
     }
 
     /// Hides progress bars (the CLI passes true under `--json` or without a TTY).
@@ -286,17 +297,32 @@ impl PluginManager {
         })
     }
 
-    /// Effective enablement of `id` for this directory: local > project > user explicit values,
-    /// else `default` (marketplace/plugin `defaultEnabled`, else true).
+    /// Effective enablement of `id` for this directory. The user's choice (the
+    /// [user choices](PluginManager::with_user_choices), else the user settings file) of
+    /// `true` stands: a repository's files (project, and local, which a repository can commit)
+    /// cannot turn off a plugin the user enabled, such as their guard. Otherwise local >
+    /// project > the user's explicit values, else `default` (marketplace/plugin
+    /// `defaultEnabled`, else true): a repository may enable a plugin, or disable one the user
+    /// did not enable.
     pub fn is_enabled(&self, id: &str, default: bool) -> bool {
-        for s in [Scope::Local, Scope::Project, Scope::User] {
-            if let Ok(p) = self.settings_file(s)
-                && let Some(v) = enabled_plugins_in(&p).get(id).and_then(Value::as_bool)
-            {
-                return v;
-            }
+        let value = |s: Scope| {
+            self.settings_file(s)
+                .ok()
+                .and_then(|p| enabled_plugins_in(&p).get(id).and_then(Value::as_bool))
+        };
+        let user = self
+            .user_choices
+            .get(id)
+            .copied()
+            .or_else(|| value(Scope::User));
+        if user == Some(true) {
+            return true;
         }
-        default
+        [Scope::Local, Scope::Project]
+            .into_iter()
+            .find_map(value)
+            .or(user)
+            .unwrap_or(default)
     }
 
     /// Reads the settings files whose `enabledPlugins` decide what is enabled here, so a
