@@ -259,7 +259,7 @@ impl Session {
             .iter()
             .map(|e| LoadProblem::new(LoadProblemKind::SettingsUnreadable, e.message.clone()))
             .collect();
-        let plugins = load_plugins(opts, &mut load_problems);
+        let plugins = load_plugins(opts, &settings, &mut load_problems);
         Session {
             cwd: opts.cwd.clone(),
             home: opts.home.clone(),
@@ -344,8 +344,21 @@ impl Session {
             if self.opts.no_hooks {
                 return HookConfig::default();
             }
-            let mut builder = HookConfigBuilder::from_settings(&self.settings);
+            // A repository's files can tighten hooks, never loosen them: its `disableAllHooks`
+            // turns off its own settings hooks (`for_hooks`) and the hooks of plugins the user
+            // did not enable, never the user's (`--plugin-dir` plugins are the user's too).
+            let mut builder = HookConfigBuilder::from_settings(&self.settings.for_hooks());
+            let repo_off = self
+                .settings
+                .project_disables_hooks()
+                .then(|| self.settings.user_plugin_choices());
             for p in &self.plugins {
+                if let Some(user) = &repo_off
+                    && user.get(&p.id) != Some(&true)
+                    && !p.id.ends_with("@--plugin-dir")
+                {
+                    continue;
+                }
                 let mut manifest = read_manifest(&p.plugin.root);
                 // The plugins crate decided which Warden part counts (warden.toml over the
                 // deprecated key) and checked it; the hooks engine gets that, not the raw key.
@@ -633,9 +646,17 @@ fn build_permissions(
     Permissions::from_settings(settings, &popts)
 }
 
-fn load_plugins(opts: &SessionOptions, problems: &mut Vec<LoadProblem>) -> Vec<SessionPlugin> {
+fn load_plugins(
+    opts: &SessionOptions,
+    settings: &Settings,
+    problems: &mut Vec<LoadProblem>,
+) -> Vec<SessionPlugin> {
     let mut plugins = Vec::new();
-    let manager = PluginManager::new(opts.home.clone(), &opts.cwd).quiet(true);
+    // A plugin the user enabled in managed or `--settings` files stays on whatever the
+    // repository's files say, as one enabled in the user settings file does.
+    let manager = PluginManager::new(opts.home.clone(), &opts.cwd)
+        .quiet(true)
+        .with_user_choices(settings.user_plugin_choices());
     match manager.load_active() {
         Ok(active) => {
             for (a, loaded) in active {
