@@ -56,6 +56,24 @@ struct MountAttr {
     userns_fd: u64,
 }
 
+/// What is mounted on a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Mount {
+    /// Hidden: an empty tmpfs over a directory, `/dev/null` over anything else.
+    Cover,
+    /// The path bound onto itself read-only: it cannot be written, and, being a mount point,
+    /// not removed, renamed or replaced (`EBUSY`).
+    ReadOnly,
+    /// The path bound onto itself as it is: still writable inside, but as a mount point it
+    /// cannot be removed, renamed or replaced.
+    Pin,
+    /// The path bound onto itself writable again, below a read-only one (a writable grant
+    /// inside a read-only directory).
+    Writable,
+    /// Another file (a sanitised copy) bound read-only over the path.
+    Replace(CString),
+}
+
 /// One path to cover, as planned.
 #[derive(Debug)]
 pub(crate) struct Target {
@@ -63,6 +81,7 @@ pub(crate) struct Target {
     pub dev: u64,
     pub ino: u64,
     pub dir: bool,
+    pub mount: Mount,
 }
 
 impl Target {
@@ -86,7 +105,13 @@ impl Target {
             dev: meta.dev(),
             ino: meta.ino(),
             dir: meta.is_dir(),
+            mount: Mount::Cover,
         }))
+    }
+
+    /// Like [`of`](Self::of), with another kind of mount.
+    pub(crate) fn with(path: &Path, mount: Mount) -> io::Result<Option<Target>> {
+        Ok(Self::of(path)?.map(|t| Target { mount, ..t }))
     }
 }
 
@@ -233,35 +258,75 @@ unsafe fn cover(t: &Target) -> io::Result<()> {
             // Replaced since it was planned: the rules were made for the old file.
             return Err(io::Error::from_raw_os_error(libc::ESTALE));
         }
-        if t.dir {
-            let mut buf = [0u8; 32];
-            let at = fd_path(target.0, &mut buf);
-            check(libc::mount(
-                c"tmpfs".as_ptr(),
-                at.as_ptr(),
-                c"tmpfs".as_ptr(),
-                libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                c"mode=0,size=4k,nr_inodes=2".as_ptr().cast(),
-            ))
-        } else {
-            let null = fd(libc::syscall(
-                SYS_OPEN_TREE,
-                libc::AT_FDCWD,
-                c"/dev/null".as_ptr(),
-                OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC,
-            ))?;
+        match &t.mount {
+            Mount::Cover if t.dir => {
+                let mut buf = [0u8; 32];
+                let at = fd_path(target.0, &mut buf);
+                check(libc::mount(
+                    c"tmpfs".as_ptr(),
+                    at.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    c"mode=0,size=4k,nr_inodes=2".as_ptr().cast(),
+                ))
+            }
+            Mount::Cover => {
+                let null = fd(libc::syscall(
+                    SYS_OPEN_TREE,
+                    libc::AT_FDCWD,
+                    c"/dev/null".as_ptr(),
+                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC,
+                ))?;
+                let hidden =
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+                attach(&null, &target, hidden, 0)
+            }
+            Mount::Replace(source) => {
+                let copy = fd(libc::syscall(
+                    SYS_OPEN_TREE,
+                    libc::AT_FDCWD,
+                    source.as_ptr(),
+                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC,
+                ))?;
+                let fixed =
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+                attach(&copy, &target, fixed, 0)
+            }
+            Mount::ReadOnly | Mount::Pin | Mount::Writable => {
+                // A clone of the mount at the path itself (not its submounts), attached back
+                // onto the same path: the same files, now behind a mount point of their own.
+                let itself = fd(libc::syscall(
+                    SYS_OPEN_TREE,
+                    target.0,
+                    c"".as_ptr(),
+                    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | libc::AT_EMPTY_PATH as u32,
+                ))?;
+                let (set, clear) = match t.mount {
+                    Mount::ReadOnly => (MOUNT_ATTR_RDONLY, 0),
+                    Mount::Writable => (0, MOUNT_ATTR_RDONLY),
+                    _ => (0, 0),
+                };
+                attach(&itself, &target, set, clear)
+            }
+        }
+    }
+}
+
+/// Sets attributes on the detached mount `tree` and attaches it onto `target`. Runs after a
+/// fork: raw system calls only.
+unsafe fn attach(tree: &Fd, target: &Fd, set: u64, clear: u64) -> io::Result<()> {
+    // SAFETY: plain system calls on stack memory and descriptors this process owns.
+    unsafe {
+        if set | clear != 0 {
             let attr = MountAttr {
-                attr_set: MOUNT_ATTR_RDONLY
-                    | MOUNT_ATTR_NOSUID
-                    | MOUNT_ATTR_NODEV
-                    | MOUNT_ATTR_NOEXEC,
-                attr_clr: 0,
+                attr_set: set,
+                attr_clr: clear,
                 propagation: 0,
                 userns_fd: 0,
             };
             let r = libc::syscall(
                 SYS_MOUNT_SETATTR,
-                null.0,
+                tree.0,
                 c"".as_ptr(),
                 libc::AT_EMPTY_PATH,
                 &attr as *const MountAttr,
@@ -270,19 +335,19 @@ unsafe fn cover(t: &Target) -> io::Result<()> {
             if r < 0 {
                 return Err(io::Error::last_os_error());
             }
-            let r = libc::syscall(
-                SYS_MOVE_MOUNT,
-                null.0,
-                c"".as_ptr(),
-                target.0,
-                c"".as_ptr(),
-                MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
-            );
-            if r < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
         }
+        let r = libc::syscall(
+            SYS_MOVE_MOUNT,
+            tree.0,
+            c"".as_ptr(),
+            target.0,
+            c"".as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+        );
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     }
 }
 

@@ -161,6 +161,7 @@
 mod child;
 mod error;
 mod hide;
+mod persist;
 mod plan;
 mod policy;
 mod restore;
@@ -176,8 +177,9 @@ use landlock::ABI;
 
 pub use error::{ConfineError, OPT_OUT_HINT};
 pub use policy::{
-    Confinement, DEVICES, HOME_DENIED, HOME_READABLE, PROJECT_DENIED, PROJECT_PROTECTED,
-    PROJECT_PROTECTED_ENTRIES, SYSTEM_DENIED, SYSTEM_READABLE,
+    Confinement, DEVICES, HOME_DENIED, HOME_READABLE, HOME_SANITISED, PROJECT_DENIED,
+    PROJECT_PROTECTED, PROJECT_PROTECTED_ENTRIES, PROJECT_READ_ONLY, PROJECT_WRITABLE_INSIDE,
+    SHELL_STARTUP, SYSTEM_DENIED, SYSTEM_READABLE,
 };
 pub use support::{Support, status};
 
@@ -224,7 +226,25 @@ impl Confinement {
         }
         let abi = ABI::from(i32::try_from(s.landlock_abi).unwrap_or(i32::MAX));
 
-        let snapshots = restore::take(&self.protected, self.protect_limit)?;
+        let mounts = self.hide_with_mounts && hide::available();
+        let writable: Vec<PathBuf> = self
+            .paths
+            .iter()
+            .filter(|(_, l)| *l == policy::Level::Write)
+            .filter_map(|(p, _)| std::fs::canonicalize(p).ok())
+            .collect();
+        let prepared = persist::Request {
+            read_only: &self.read_only,
+            projects: &self.projects,
+            writable: &writable,
+            mounts,
+        }
+        .prepare()?;
+        let mut protected = self.protected.clone();
+        protected.extend(prepared.protect);
+        // Shallower first: a directory rebuilt whole is in place before paths inside it.
+        protected.sort_by_key(|(p, _)| p.components().count());
+        let snapshots = restore::take(&protected, self.protect_limit)?;
         let temp = match &self.private_temp {
             Some(parent) => Some(make_temp(parent)?),
             None => None,
@@ -233,20 +253,37 @@ impl Confinement {
             ruleset: None,
             temp,
             snapshots,
+            after: prepared.after,
+            scratch: None,
             finished: false,
         };
+        let sanitised =
+            persist::sanitised_copies(&self.sanitise, mounts, &mut guard.scratch, || {
+                make_temp(&std::env::temp_dir())
+            })?;
+        let mut paths = self.paths.clone();
+        paths.extend(prepared.carve.into_iter().map(|p| (p, policy::Level::Read)));
+        paths.extend(sanitised.deny.into_iter().map(|p| (p, policy::Level::Deny)));
+        paths.extend(sanitised.read.into_iter().map(|p| (p, policy::Level::Read)));
         let extras = plan::Extras {
             abi,
             deny_tcp: !self.network && s.tcp,
             scope: s.scoping,
             temp: guard.temp.as_deref(),
-            hide: self.hide_with_mounts && hide::available(),
+            hide: mounts,
         };
-        let built = plan::build(&self.paths, &extras)?;
-        let hide = (!built.covers.is_empty()).then(|| hide::Plan {
+        let built = plan::build(&paths, &extras)?;
+        let mut targets = built.covers;
+        targets.extend(prepared.targets);
+        targets.extend(sanitised.targets);
+        let targets = persist::merge(targets);
+        let hide = (!targets.is_empty()).then(|| hide::Plan {
             ns: hide::Namespace::for_this_process(),
-            targets: built.covers,
+            targets,
         });
+        for (var, value) in &sanitised.env {
+            cmd.env(var, value);
+        }
         let ruleset: Option<OwnedFd> = built.ruleset.into();
         let ruleset = ruleset.ok_or_else(|| {
             ConfineError::Ruleset("the kernel returned no ruleset descriptor".into())
@@ -326,6 +363,10 @@ pub struct Guard {
     ruleset: Option<OwnedFd>,
     temp: Option<PathBuf>,
     snapshots: Vec<restore::Snapshot>,
+    /// Repositories known when the call started.
+    after: persist::After,
+    /// Copies of configuration files without their credentials.
+    scratch: Option<PathBuf>,
     finished: bool,
 }
 
@@ -335,10 +376,11 @@ impl Guard {
         self.temp.as_deref()
     }
 
-    /// Restores protected paths and removes the temporary directory. Call it only after the
-    /// child (the supervisor) has been waited for: every process of the call has ended then.
-    /// Returns the protected paths the call had changed (now restored), so the caller can
-    /// tell the user.
+    /// Restores protected paths, takes configuration and hooks out of repositories the call
+    /// created, and removes the temporary directory. Call it only after the child (the
+    /// supervisor) has been waited for: every process of the call has ended then. Returns
+    /// the protected paths the call had changed (now restored), so the caller can tell the
+    /// user.
     pub fn finish(mut self) -> Result<Vec<PathBuf>, ConfineError> {
         self.cleanup()
     }
@@ -357,11 +399,21 @@ impl Guard {
                 }
             }
         }
-        if let Some(t) = self.temp.take()
-            && let Err(e) = std::fs::remove_dir_all(&t)
-            && e.kind() != std::io::ErrorKind::NotFound
+        match self.after.check() {
+            Ok(paths) => changed.extend(paths),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+        for t in [self.temp.take(), self.scratch.take()]
+            .into_iter()
+            .flatten()
         {
-            first_err.get_or_insert(ConfineError::path(t, e));
+            if let Err(e) = std::fs::remove_dir_all(&t)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                first_err.get_or_insert(ConfineError::path(t, e));
+            }
         }
         match first_err {
             Some(e) => Err(e),

@@ -59,7 +59,8 @@ pub const DEVICES: &[&str] = &[
 /// Toolchains, caches and configuration under the home directory that ordinary development
 /// commands read (compilers, package managers, git). Read and execute only: nothing a call
 /// does can change the user's toolchain. Credential stores are never on this list, and are
-/// denied outright by [`HOME_DENIED`].
+/// denied outright by [`HOME_DENIED`]; configuration files that may hold a token among
+/// settings programs need are shown without it ([`HOME_SANITISED`]).
 pub const HOME_READABLE: &[&str] = &[
     ".cargo",
     ".rustup",
@@ -113,6 +114,37 @@ pub const HOME_DENIED: &[&str] = &[
     ".mozilla",
     ".config/google-chrome",
     ".config/chromium",
+    ".claude/.credentials.json",
+    ".claude.json",
+];
+
+/// Configuration files under the home directory that programs need (git's `user.name`,
+/// cargo's build settings) and that may also hold a credential (`http.extraHeader`, a token
+/// in a remote's URL, cargo's `registry.token`). A call sees a copy without every line that
+/// names a token, password, secret or authorisation header, or holds a URL with a password
+/// (see [`Confinement::sanitise`]); a file with no such line is shown as it is.
+pub const HOME_SANITISED: &[&str] = &[
+    ".gitconfig",
+    ".config/git/config",
+    ".cargo/config.toml",
+    ".cargo/config",
+];
+
+/// Shell start-up files in the home directory: read-only for a call whose writable tree
+/// holds them (a project at the home directory or above it), and removed after the call if
+/// it created them.
+pub const SHELL_STARTUP: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".config/fish",
 ];
 
 /// Secrets in a project: unreadable and unwritable even though the project is writable.
@@ -128,6 +160,16 @@ pub const PROJECT_PROTECTED: &[&str] = &[
     ".claude/settings*.json",
     ".mcp.json",
 ];
+
+/// Paths in a project that later programs load or run, read-only for the call (see
+/// [`Confinement::read_only`]): Claude Code's project directory (settings, hooks, commands,
+/// agents, skills; `.claude/worktrees` stays writable when it exists), MCP servers, and git
+/// hooks run by husky. Every repository directory in the project is protected too: see
+/// [`Confinement::project`].
+pub const PROJECT_READ_ONLY: &[&str] = &[".claude", ".mcp.json", ".husky"];
+
+/// Paths inside [`PROJECT_READ_ONLY`] ones that stay writable when they exist.
+pub const PROJECT_WRITABLE_INSIDE: &[&str] = &[".claude/worktrees"];
 
 /// Entries in a project protected as entries (see [`Confinement::protect_entry`]): `.git`
 /// as a file points git at another repository (worktrees, submodules); as a directory it must
@@ -152,6 +194,12 @@ pub(crate) enum Level {
 pub struct Confinement {
     pub(crate) paths: Vec<(PathBuf, Level)>,
     pub(crate) protected: Vec<(PathBuf, Depth)>,
+    /// Read-only paths, and whether they are carved out of the rules when there is no mount
+    /// namespace.
+    pub(crate) read_only: Vec<(PathBuf, bool)>,
+    /// Project roots searched for repositories and virtualenvs when the call starts.
+    pub(crate) projects: Vec<PathBuf>,
+    pub(crate) sanitise: Vec<PathBuf>,
     pub(crate) network: bool,
     pub(crate) unix_sockets: bool,
     pub(crate) allow_unscoped: bool,
@@ -175,6 +223,9 @@ impl Confinement {
         Confinement {
             paths: Vec::new(),
             protected: Vec::new(),
+            read_only: Vec::new(),
+            projects: Vec::new(),
+            sanitise: Vec::new(),
             network: false,
             unix_sockets: false,
             allow_unscoped: false,
@@ -212,7 +263,8 @@ impl Confinement {
         self
     }
 
-    /// Adds [`HOME_READABLE`] and [`HOME_DENIED`] below `home`.
+    /// Adds [`HOME_READABLE`], [`HOME_DENIED`] and [`HOME_SANITISED`] below `home`, and makes
+    /// [`SHELL_STARTUP`] read-only (which matters only when a writable tree holds them).
     pub fn home_defaults(mut self, home: &Path) -> Self {
         for p in HOME_READABLE {
             self = self.read(home.join(p));
@@ -220,11 +272,25 @@ impl Confinement {
         for p in HOME_DENIED {
             self = self.deny(home.join(p));
         }
+        for p in HOME_SANITISED {
+            self = self.sanitise(home.join(p));
+        }
+        for p in SHELL_STARTUP {
+            self = self.read_only(home.join(p));
+        }
         self
     }
 
-    /// Makes `project` writable, denies [`PROJECT_DENIED`] and protects
-    /// [`PROJECT_PROTECTED`] and [`PROJECT_PROTECTED_ENTRIES`] inside it.
+    /// Makes `project` writable, denies [`PROJECT_DENIED`], makes [`PROJECT_READ_ONLY`]
+    /// read-only and protects [`PROJECT_PROTECTED`] and [`PROJECT_PROTECTED_ENTRIES`] inside
+    /// it. When the call starts, the project is also searched (breadth first, at most
+    /// 100,000 entries, symlinks not followed) for repository directories (`.git`, and the
+    /// repositories of their submodules and worktrees) and virtualenvs: each repository's
+    /// `config`, `config.worktree`, `hooks`, `info`, `commondir` and `gitdir` are read-only
+    /// (its objects, refs, index and logs stay writable, so git works), each `.git` file is
+    /// read-only, and so is every `*.pth` file in a virtualenv's `site-packages`. After the
+    /// call, a repository it created loses those entries and a `.git` file it created is
+    /// removed (see the crate docs).
     pub fn project(mut self, project: impl AsRef<Path>) -> Self {
         let root = project.as_ref();
         self = self.write(root);
@@ -237,6 +303,41 @@ impl Confinement {
         for p in PROJECT_PROTECTED_ENTRIES {
             self = self.protect_entry(root.join(p));
         }
+        for p in PROJECT_READ_ONLY {
+            self = self.read_only(root.join(p));
+        }
+        for p in PROJECT_WRITABLE_INSIDE {
+            let inside = root.join(p);
+            if inside.is_dir() {
+                self = self.write(inside);
+            }
+        }
+        self.projects.push(root.to_path_buf());
+        self
+    }
+
+    /// Makes `path` (a file or a whole directory; the last component may be a pattern)
+    /// unwritable by the call even inside a writable tree: for files that later, unconfined
+    /// programs run or obey (a hook's script, an MCP server's program, Warden's and Claude
+    /// Code's own configuration). A path that exists when the call starts is bound onto
+    /// itself read-only in the command's mount namespace, so it can be neither written nor
+    /// removed, renamed or replaced; without a mount namespace it is carved read-only out of
+    /// the rules, and put back after the call if it was moved away. A path that does not
+    /// exist yet cannot be bound: whatever the call creates there is removed after it. A
+    /// writable grant inside a read-only directory stays writable. Paths outside every
+    /// writable tree need nothing and get nothing.
+    pub fn read_only(mut self, path: impl Into<PathBuf>) -> Self {
+        self.read_only.push((path.into(), true));
+        self
+    }
+
+    /// Shows the call a copy of the file `path` without the lines that may hold a credential
+    /// (see [`HOME_SANITISED`]), when it has any: bound read-only over it in the command's
+    /// mount namespace, or, without one, the file is denied (and for git,
+    /// `GIT_CONFIG_GLOBAL` names the copy). The path must also be readable (a
+    /// [`read`](Self::read) grant) for the copy to be read.
+    pub fn sanitise(mut self, path: impl Into<PathBuf>) -> Self {
+        self.sanitise.push(path.into());
         self
     }
 

@@ -8,9 +8,15 @@
 //! outlives the call, which is what matters for files that later, unconfined programs obey.
 //!
 //! Restoring works inside the directory that held the path when it was copied, through a
-//! descriptor kept open since then, and only if the path still leads to that same directory
+//! descriptor kept open since then, and only once the path leads to that same directory
 //! without symlinks; so a call (or a concurrent one) that swaps a directory for a symlink
-//! cannot make the restore delete or write anything elsewhere.
+//! cannot make the restore delete or write anything elsewhere. A directory the call moved
+//! away and replaced (or swapped for a symlink) is put back: the replacement is moved aside
+//! under a `.replaced-by-call-…` name, and the original, found through the descriptor
+//! wherever it now is on the same file system, is renamed back into place. An original that
+//! was deleted, or moved to another file system, cannot be put back: the protected paths in
+//! it are restored into the directory now at its name (rebuilt first when a snapshot holds
+//! it whole), and a directory kept only as itself (`.git`) is an error.
 
 use std::collections::BTreeMap;
 use std::ffi::{CString, OsStr, OsString};
@@ -71,16 +77,21 @@ pub(crate) struct Snapshot {
     /// The parent directory with symlinks resolved, or as given when it did not exist.
     parent_path: PathBuf,
     parent: Option<Parent>,
+    /// The file (device, inode) that stood where the parent should be, if one did (`.git` as
+    /// a file, for `.git/config`): not something the call made.
+    parent_file: Option<(u64, u64)>,
     /// The last component: a name or a pattern.
     name: OsString,
     depth: Depth,
     matches: Vec<(OsString, Node)>,
+    /// The directories among `matches` kept only as themselves, held open to put them back.
+    dirs: Vec<(OsString, Parent)>,
     limit: u64,
 }
 
 /// Opens a directory with no symlink anywhere on the way (openat2 `RESOLVE_NO_SYMLINKS`,
 /// Linux 5.6, older than any kernel this crate accepts).
-fn open_dir_no_symlinks(path: &Path) -> std::io::Result<OwnedFd> {
+pub(crate) fn open_dir_no_symlinks(path: &Path) -> std::io::Result<OwnedFd> {
     let c = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
     // SAFETY: open_how is plain integers; all-zero is its documented default.
@@ -206,22 +217,35 @@ pub(crate) fn take(paths: &[(PathBuf, Depth)], limit: u64) -> Result<Vec<Snapsho
         let (Some(parent_given), Some(name)) = (p.parent(), p.file_name()) else {
             return Err(ConfineError::Relative(p.clone()));
         };
+        let mut parent_file = None;
         let (parent_path, parent) = match std::fs::canonicalize(parent_given) {
             Ok(real) => match open_dir_no_symlinks(&real) {
                 Ok(fd) => {
                     let (dev, ino) = identity(&fd).map_err(|e| ConfineError::path(&real, e))?;
                     (real, Some(Parent { fd, dev, ino }))
                 }
-                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => (real, None),
+                Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => {
+                    parent_file = std::fs::symlink_metadata(&real)
+                        .ok()
+                        .map(|m| (m.dev(), m.ino()));
+                    (real, None)
+                }
                 Err(e) => return Err(ConfineError::path(&real, e)),
             },
             Err(_) => (parent_given.to_path_buf(), None),
         };
         let mut matches = Vec::new();
+        let mut dirs = Vec::new();
         if let Some(par) = &parent {
             let base = proc_path(&par.fd);
             for n in names(&base, name) {
                 let node = read_node(&base.join(&n), *depth, &mut budget, limit, p)?;
+                if let Node::DirId { dev, ino } = node
+                    && let Ok(fd) = open_dir_no_symlinks(&parent_path.join(&n))
+                    && identity(&fd).ok() == Some((dev, ino))
+                {
+                    dirs.push((n.clone(), Parent { fd, dev, ino }));
+                }
                 matches.push((n, node));
             }
         }
@@ -229,13 +253,32 @@ pub(crate) fn take(paths: &[(PathBuf, Depth)], limit: u64) -> Result<Vec<Snapsho
             path: p.clone(),
             parent_path,
             parent,
+            parent_file,
             name: name.to_os_string(),
             depth: *depth,
             matches,
+            dirs,
             limit,
         });
     }
     Ok(out)
+}
+
+/// A fresh name next to `name` for a replacement moved out of the way.
+fn aside_name(name: &OsStr) -> OsString {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let mut out = name.to_os_string();
+    out.push(format!(
+        ".replaced-by-call-{}-{}-{nanos:x}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    out
 }
 
 fn remove(path: &Path) -> std::io::Result<()> {
@@ -290,15 +333,35 @@ impl Snapshot {
         let Some(par) = &self.parent else {
             return self.clear_new_parent();
         };
-        // The path must still lead, without symlinks, to the directory copied from.
+        // The path must lead, without symlinks, to the directory copied from: if it was
+        // replaced, the original goes back first.
         let now = open_dir_no_symlinks(&self.parent_path)
             .and_then(|fd| identity(&fd))
             .ok();
-        if now != Some((par.dev, par.ino)) {
-            return Err(self.fail(format!("{} was replaced", self.parent_path.display())));
-        }
-        let base = proc_path(&par.fd);
         let mut changed = false;
+        let mut adopted = None;
+        if now != Some((par.dev, par.ino)) {
+            changed = true;
+            if !self.put_back(&self.parent_path, par)? {
+                // The original is gone (deleted, or copied away): restore into the directory
+                // now at its path, which a shallower snapshot may already have rebuilt, or
+                // into a fresh one.
+                let fd = match open_dir_no_symlinks(&self.parent_path) {
+                    Ok(fd) => fd,
+                    Err(_) => {
+                        remove(&self.parent_path).map_err(|e| self.fail(e.to_string()))?;
+                        std::fs::DirBuilder::new()
+                            .mode(0o755)
+                            .create(&self.parent_path)
+                            .map_err(|e| self.fail(e.to_string()))?;
+                        open_dir_no_symlinks(&self.parent_path)
+                            .map_err(|e| self.fail(e.to_string()))?
+                    }
+                };
+                adopted = Some(fd);
+            }
+        }
+        let base = proc_path(adopted.as_ref().unwrap_or(&par.fd));
         for (n, node) in &self.matches {
             let p = base.join(n);
             let mut budget = self.limit;
@@ -307,10 +370,20 @@ impl Snapshot {
                 continue;
             }
             if let Node::DirId { .. } = node {
-                return Err(self.fail(format!(
-                    "{} was replaced",
-                    self.parent_path.join(n).display()
-                )));
+                let Some((_, orig)) = self.dirs.iter().find(|(m, _)| m == n) else {
+                    return Err(self.fail(format!(
+                        "{} was replaced, and the original was not held open to put it back",
+                        self.parent_path.join(n).display()
+                    )));
+                };
+                if !self.put_back(&self.parent_path.join(n), orig)? {
+                    return Err(self.fail(format!(
+                        "{} was replaced, and the original was deleted (the replacement was moved aside)",
+                        self.parent_path.join(n).display()
+                    )));
+                }
+                changed = true;
+                continue;
             }
             if self.depth == Depth::Entry
                 && *node == Node::Absent
@@ -332,6 +405,44 @@ impl Snapshot {
             }
         }
         Ok(changed)
+    }
+
+    /// Puts the directory `orig` back at `at` (which held it when copied): whatever is at
+    /// `at` now is moved aside, then `orig` is renamed back from wherever it is. Returns
+    /// false, leaving `at` as it is, when the original no longer exists anywhere this can
+    /// reach (deleted, or moved to another file system).
+    fn put_back(&self, at: &Path, orig: &Parent) -> Result<bool, ConfineError> {
+        let fail = |why: String| self.fail(format!("{} was replaced: {why}", at.display()));
+        let (Some(above), Some(name)) = (at.parent(), at.file_name()) else {
+            return Err(fail("it has no parent directory".into()));
+        };
+        let above_fd = open_dir_no_symlinks(above)
+            .map_err(|e| fail(format!("cannot open {}: {e}", above.display())))?;
+        let base = proc_path(&above_fd);
+        let now = std::fs::read_link(proc_path(&orig.fd))
+            .map_err(|e| fail(format!("cannot find the original: {e}")))?;
+        let deleted = now.as_os_str().as_bytes().ends_with(b" (deleted)");
+        let same = std::fs::symlink_metadata(&now)
+            .is_ok_and(|m| m.is_dir() && m.dev() == orig.dev && m.ino() == orig.ino);
+        if deleted || !same {
+            return Ok(false);
+        }
+        match std::fs::symlink_metadata(base.join(name)) {
+            Ok(_) => {
+                let aside = aside_name(name);
+                std::fs::rename(base.join(name), base.join(&aside))
+                    .map_err(|e| fail(format!("cannot move the replacement aside: {e}")))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(fail(e.to_string())),
+        }
+        std::fs::rename(&now, base.join(name)).map_err(|e| {
+            fail(format!(
+                "cannot move the original back from {}: {e} (the replacement was moved aside)",
+                now.display()
+            ))
+        })?;
+        Ok(true)
     }
 
     /// The parent did not exist before the call: whatever the call put there under a
@@ -357,6 +468,7 @@ impl Snapshot {
                 }
                 Ok(changed)
             }
+            Ok(m) if self.parent_file == Some((m.dev(), m.ino())) => Ok(false),
             Ok(_) => {
                 remove(&self.parent_path).map_err(|e| self.fail(e.to_string()))?;
                 Ok(true)
