@@ -836,3 +836,71 @@ fn an_sse_server_cannot_redirect_messages_to_another_origin() {
     );
     let _ = server.join();
 }
+
+/// `warden mcp serve --http` reads files and runs Bash with its user's rights, so it answers
+/// only that user's connections: as root, an MCP client running as `nobody` gets the
+/// connection closed without a byte.
+#[test]
+fn another_users_connection_to_mcp_serve_http_gets_nothing() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::CommandExt;
+    let p = Project::new();
+    p.write("hello.txt", "hello from the project\n");
+    let mut child = p
+        .command(&["mcp", "serve", "--http", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start warden mcp serve --http");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("listening line");
+    let port = line
+        .trim()
+        .strip_prefix("listening on http://127.0.0.1:")
+        .and_then(|r| r.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("listening line: {line}"))
+        .to_string();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "stranger", "version": "1"}}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\\r\\nHost: 127.0.0.1:{port}\\r\\nContent-Type: application/json\\r\\nAccept: application/json, text/event-stream\\r\\nContent-Length: {}\\r\\nConnection: close\\r\\n\\r\\n{body}",
+        body.len()
+    );
+    // The status line is enough to tell an answer from none.
+    let script =
+        format!("exec 3<>/dev/tcp/127.0.0.1/{port}; printf '%b' '{request}' >&3; head -c 12 <&3");
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cmd = Command::new("bash");
+    cmd.args(["-c", &script]).current_dir("/");
+    if root {
+        // SAFETY: setgid/setuid between fork and exec only change this child's credentials.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setgid(65534) != 0 || libc::setuid(65534) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let out = cmd.output().expect("client");
+    let _ = child.kill();
+    let _ = child.wait();
+    let answer = String::from_utf8_lossy(&out.stdout);
+    if root {
+        assert!(answer.is_empty(), "another user got an answer: {answer}");
+    } else {
+        // Not root: the same client is this user, and is answered.
+        assert_eq!(
+            answer,
+            "HTTP/1.1 200",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

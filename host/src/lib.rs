@@ -11,6 +11,8 @@
 //!   WIT and SDKs embedded) and `warden new`.
 //! - [`instructions`]: a session's memory, rules, skills and agents, permission-checked skill
 //!   command injection and the `InstructionsLoaded` hook.
+//! - [`peer`] and [`opened`]: who may use Warden's local services (`warden serve`, `warden
+//!   mcp serve --http`), and for which projects they run hooks.
 //!
 //! See `ARCHITECTURE.md` for how a hook call travels through these modules.
 
@@ -18,6 +20,8 @@ pub mod agent;
 pub mod build;
 pub mod instructions;
 pub mod mcp;
+pub mod opened;
+pub mod peer;
 pub mod scaffold;
 pub mod session;
 pub mod tools;

@@ -1,7 +1,8 @@
 //! `warden mcp`: Warden's MCP client and server.
 //!
 //! * `serve [--http 127.0.0.1:PORT]`: the session's WASM tools as an MCP server, over stdio
-//!   (for `claude mcp add warden -- warden mcp serve`) or streamable HTTP on a loopback port.
+//!   (for `claude mcp add warden -- warden mcp serve`) or streamable HTTP on a loopback port,
+//!   answering only connections of the same user ([`warden::mcp::serve_http`]).
 //! * `list`: the configured servers, where each comes from, and whether it connects.
 //! * `tools`: every connected server's tools, under the names rules and hooks use.
 //! * `call <server> <tool> [JSON]`: one call through the session's pipeline.
@@ -167,42 +168,21 @@ fn serve(args: ServeArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn serve_http(session: Arc<Session>, addr: SocketAddr) -> anyhow::Result<()> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
     if !addr.ip().is_loopback() {
+        anyhow::bail!("--http {}", warden::mcp::ServeHttpError::NotLoopback(addr));
+    }
+    if !cfg!(target_os = "linux") {
         anyhow::bail!(
-            "--http {addr}: Warden serves MCP on loopback addresses only (127.0.0.1 or ::1); its tools act with your rights"
+            "--http needs Linux to tell which user a connection comes from; serve over stdio instead"
         );
     }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("cannot listen on {addr}"))?;
     let local = listener.local_addr()?;
-    let mut config = StreamableHttpServerConfig::default();
-    // A browser page may not drive the tools: only this address's own origin passes.
-    config.allowed_origins = vec![
-        format!("http://127.0.0.1:{}", local.port()),
-        format!("http://localhost:{}", local.port()),
-    ];
-    let service = StreamableHttpService::new(
-        move || Ok(WardenServer::new(session.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
     println!("listening on http://{local}/mcp");
     eprintln!("warden mcp serve: streamable HTTP on http://{local}/mcp");
-    loop {
-        let (stream, _) = listener.accept().await?;
-        let svc = hyper_util::service::TowerToHyperService::new(service.clone());
-        tokio::spawn(async move {
-            let io = hyper_util::rt::TokioIo::new(stream);
-            let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(io, svc)
-                .await;
-        });
-    }
+    Ok(warden::mcp::serve_http(session, listener).await?)
 }
 
 fn list(args: ListArgs) -> anyhow::Result<ExitCode> {

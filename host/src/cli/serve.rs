@@ -11,15 +11,28 @@
 //! service that is down, slow or answering with an error blocks the call in Claude Code. The
 //! settings and installed plugins are read afresh for every event, as `warden hook` does.
 //!
-//! Who may ask: the service listens on loopback only, and on Linux answers only connections
-//! whose socket belongs to the same user (the kernel's sock_diag names the owner of the
-//! client's socket): another local user
-//! cannot run this user's hooks, nor read what they answer. Elsewhere it refuses to start.
+//! Who may ask ([`warden::peer`]): the service listens on loopback only, and on Linux answers
+//! only connections whose socket belongs to the same user (the kernel's sock_diag names the
+//! owner of the client's socket): another local user cannot run this user's hooks, nor read
+//! what they answer. Elsewhere it refuses to start. A request must name the service's own
+//! address as `Host` and carry no `Origin` but the service's own, and a hook input must be
+//! `application/json`: a web page in the user's browser, which can reach loopback too, gets a
+//! 403 (or 415) and runs nothing.
+//!
+//! Which projects ([`warden::opened`]): with `--all-handlers` the service runs command hooks,
+//! with the user's rights, from the settings of the session's project, so it runs events only
+//! for the projects it was started for (the directory it starts in, or `--cwd`, and each
+//! `--project`), each in the opened project holding its `cwd`. An event elsewhere runs
+//! nothing: a guard event is denied with the reason, another is a 403. Without
+//! `--all-handlers` only WASM handlers of installed plugins run, sandboxed, for any project.
 //!
 //! Life cycle: `warden serve --ensure` (the bridge's SessionStart command hook) starts the
 //! service in the background unless one already answers, and waits until it does; the
 //! service exits after `--idle-exit` seconds without a request. One service serves every
-//! concurrent session of the user.
+//! concurrent session of the user. Before it trusts what answers, `--ensure` checks that the
+//! socket listening at the address is this user's: if another user's is, it prints
+//! `{"continue": false, …}` (Claude Code then stops the session, whose `http` hooks would go to
+//! that listener) and fails.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -34,6 +47,8 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Value, json};
+use warden::opened::OpenedProjects;
+use warden::peer::{self, Listener, PeerError};
 use warden_hooks::Event;
 
 use super::SessionArgs;
@@ -51,7 +66,8 @@ const MAX_BODY: usize = 32 << 20;
 #[command(after_help = "Examples:
   warden serve                                  answer hook events on 127.0.0.1:47017
   warden serve --ensure                         start it in the background unless it runs (a SessionStart hook)
-  warden serve --listen 127.0.0.1:0 --verbose   any free port, with configuration warnings")]
+  warden serve --listen 127.0.0.1:0 --verbose   any free port, with configuration warnings
+  warden serve --all-handlers --project ../lib  command hooks too, for this project and ../lib")]
 pub struct Args {
     /// Loopback address to listen on.
     #[arg(long, default_value = DEFAULT_LISTEN)]
@@ -64,9 +80,14 @@ pub struct Args {
     #[arg(long)]
     ensure: bool,
     /// Run every handler, not only WASM ones (the bridge runs only WASM handlers, since
-    /// Claude Code runs its own command hooks itself).
+    /// Claude Code runs its own command hooks itself). Command hooks run with your rights, so
+    /// only for events whose `cwd` lies in a project the service was started for: the
+    /// directory it starts in (or `--cwd`) and each `--project`.
     #[arg(long)]
     all_handlers: bool,
+    /// With `--all-handlers`: another project whose hooks the service may run (repeatable).
+    #[arg(long, value_name = "DIR", requires = "all_handlers")]
+    project: Vec<PathBuf>,
     #[command(flatten)]
     session: SessionArgs,
     /// Print configuration warnings with each answer.
@@ -89,11 +110,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.ensure {
         return ensure(&args);
     }
+    // Resolved before the service starts, so a project that does not exist is an error now
+    // rather than a refusal of every event later.
+    let opened = if args.all_handlers {
+        let start = match &args.session.cwd {
+            Some(dir) => dir.clone(),
+            None => std::env::current_dir().context("finding the current directory")?,
+        };
+        Some(OpenedProjects::new(
+            std::iter::once(start).chain(args.project.iter().cloned()),
+        )?)
+    } else {
+        None
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
-    rt.block_on(serve(args))
+    rt.block_on(serve(args, opened))
 }
 
 /// Whether a service answers at `addr` (a `GET /health` within `wait`).
@@ -114,8 +148,27 @@ fn healthy(addr: SocketAddr, wait: Duration) -> bool {
     text.starts_with("HTTP/1.1 200") && text.contains("\"service\":\"warden\"")
 }
 
+/// Whether this user's service answers at `addr`: another user's listener there is an error,
+/// before and after the exchange (so a listener that changed hands during it is caught).
+fn ours_healthy(addr: SocketAddr, wait: Duration) -> Result<bool, PeerError> {
+    if peer::listener_at(addr)? == Listener::Nobody {
+        return Ok(false);
+    }
+    let up = healthy(addr, wait);
+    Ok(peer::listener_at(addr)? == Listener::Mine && up)
+}
+
+/// `--ensure` found the address unusable: Claude Code's `http` hooks would still go there, so
+/// the session is stopped (`continue: false`, read from stdout whatever the exit code), and
+/// the command fails with the reason.
+fn refuse_listener(e: PeerError) -> anyhow::Error {
+    let reason = format!("warden serve --ensure: {e}; the session is stopped");
+    println!("{}", json!({"continue": false, "stopReason": reason}));
+    anyhow::anyhow!(e)
+}
+
 fn ensure(args: &Args) -> anyhow::Result<ExitCode> {
-    if healthy(args.listen, Duration::from_millis(300)) {
+    if ours_healthy(args.listen, Duration::from_millis(300)).map_err(refuse_listener)? {
         return Ok(ExitCode::SUCCESS);
     }
     let exe = std::env::current_exe().context("finding the warden binary")?;
@@ -130,11 +183,18 @@ fn ensure(args: &Args) -> anyhow::Result<ExitCode> {
     if args.all_handlers {
         cmd.arg("--all-handlers");
     }
+    // The service runs elsewhere: relative directories must mean what they meant here. Its
+    // working directory is this one, the project it is started for.
+    if let Some(dir) = &args.session.cwd {
+        cmd.arg("--cwd").arg(std::path::absolute(dir)?);
+    }
+    for dir in &args.project {
+        cmd.arg("--project").arg(std::path::absolute(dir)?);
+    }
     for s in &args.session.settings {
         cmd.args(["--settings", s]);
     }
     for d in &args.session.plugin_dirs {
-        // The service runs elsewhere: a relative directory must mean what it meant here.
         cmd.arg("--plugin-dir").arg(std::path::absolute(d)?);
     }
     if let Some(mode) = &args.session.mode {
@@ -172,7 +232,7 @@ fn ensure(args: &Args) -> anyhow::Result<ExitCode> {
         .context("starting warden serve in the background")?;
     let until = Instant::now() + Duration::from_secs(5);
     while Instant::now() < until {
-        if healthy(args.listen, Duration::from_millis(200)) {
+        if ours_healthy(args.listen, Duration::from_millis(200)).map_err(refuse_listener)? {
             return Ok(ExitCode::SUCCESS);
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -195,6 +255,10 @@ fn log_file() -> Option<PathBuf> {
 struct State {
     session: SessionArgs,
     bridge: Bridge,
+    /// With `--all-handlers`: the projects whose events run.
+    opened: Option<OpenedProjects>,
+    /// The address requests must name as `Host`.
+    local: SocketAddr,
     last_request: AtomicU64,
     active: AtomicUsize,
     started: Instant,
@@ -214,7 +278,7 @@ impl State {
     }
 }
 
-async fn serve(args: Args) -> anyhow::Result<ExitCode> {
+async fn serve(args: Args, opened: Option<OpenedProjects>) -> anyhow::Result<ExitCode> {
     let listener = tokio::net::TcpListener::bind(args.listen)
         .await
         .with_context(|| format!("listening on {}", args.listen))?;
@@ -239,6 +303,8 @@ async fn serve(args: Args) -> anyhow::Result<ExitCode> {
             project_dir: None,
             components: Some(components),
         },
+        opened,
+        local,
         last_request: AtomicU64::new(0),
         active: AtomicUsize::new(0),
         started: Instant::now(),
@@ -270,7 +336,7 @@ async fn serve(args: Args) -> anyhow::Result<ExitCode> {
                 continue;
             }
         };
-        if !same_user(peer, local) {
+        if !peer::same_user(peer, local) {
             // Not this user's: say nothing, not even an error page.
             drop(stream);
             continue;
@@ -310,6 +376,24 @@ async fn handle(
 }
 
 async fn route(req: Request<Incoming>, state: &State) -> Response<Full<Bytes>> {
+    let headers = req.headers();
+    let values = |name| {
+        headers
+            .get_all(name)
+            .iter()
+            .map(|v| v.as_bytes())
+            .collect::<Vec<_>>()
+    };
+    if let Err(e) = peer::check_local_request(
+        &values(hyper::header::HOST),
+        &values(hyper::header::ORIGIN),
+        state.local,
+    ) {
+        return respond(
+            StatusCode::FORBIDDEN,
+            json!({"error": e.to_string()}).to_string(),
+        );
+    }
     let path = req.uri().path().to_string();
     if req.method() == Method::GET && path == "/health" {
         let body = json!({"service": "warden", "version": env!("CARGO_PKG_VERSION"), "pid": std::process::id()});
@@ -336,6 +420,21 @@ async fn route(req: Request<Incoming>, state: &State) -> Response<Full<Bytes>> {
             );
         }
     };
+    // Claude Code sends JSON; a browser sends `text/plain` and the other "simple" types
+    // without asking the service first, and JSON only after a preflight this service never
+    // answers.
+    let json_type = req
+        .headers()
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/json"));
+    if !json_type {
+        return respond(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            json!({"error": "POST the hook input as Content-Type: application/json"}).to_string(),
+        );
+    }
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => {
@@ -357,13 +456,49 @@ async fn route(req: Request<Incoming>, state: &State) -> Response<Full<Bytes>> {
             );
         }
     };
-    match answer(event, &input, &state.session, state.bridge.clone()).await {
+    let mut session = state.session.clone();
+    if let Some(opened) = &state.opened {
+        let cwd = input.get("cwd").and_then(Value::as_str).unwrap_or("");
+        match opened.project_of(std::path::Path::new(cwd)) {
+            // The session is the opened project's, whatever directory inside it `cwd` names.
+            Some(root) => session.cwd = Some(root.to_path_buf()),
+            None => return not_opened(event, cwd, opened),
+        }
+    }
+    match answer(event, &input, &session, state.bridge.clone()).await {
         Ok(a) => http_answer(event, a),
         // Not an answer: with `onFailure: "block"` Claude Code blocks the call.
         Err(e) => respond(
             StatusCode::INTERNAL_SERVER_ERROR,
             json!({"error": format!("{e:#}")}).to_string(),
         ),
+    }
+}
+
+/// The answer to an event whose `cwd` lies in no project the service was started for: a guard
+/// event is blocked with the reason, as for any guard that cannot run; another event is
+/// refused.
+fn not_opened(event: Event, cwd: &str, opened: &OpenedProjects) -> Response<Full<Bytes>> {
+    let roots: Vec<String> = opened
+        .roots()
+        .iter()
+        .map(|r| r.display().to_string())
+        .collect();
+    let reason = format!(
+        "warden serve runs hooks only for the projects it was started for ({}), and the event's cwd `{cwd}` is in none of them; start it there, or add `--project <DIR>`",
+        roots.join(", ")
+    );
+    if matches!(event, Event::PreToolUse | Event::PermissionRequest) {
+        http_answer(
+            event,
+            Answer {
+                stdout: String::new(),
+                stderr: vec![reason],
+                code: 2,
+            },
+        )
+    } else {
+        respond(StatusCode::FORBIDDEN, json!({"error": reason}).to_string())
     }
 }
 
@@ -409,180 +544,5 @@ fn blocking_json(event: Event, reason: &str) -> Value {
             "decision": {"behavior": "deny", "message": reason},
         }}),
         _ => json!({"decision": "block", "reason": reason}),
-    }
-}
-
-/// Whether the connection from `peer` to `local` comes from a socket this user owns: the
-/// kernel is asked for the owner of the client's socket (sock_diag, one netlink round trip),
-/// or where that is unavailable, `/proc/net/tcp` is searched (which walks every socket of the
-/// machine, so it is the fallback).
-fn same_user(peer: SocketAddr, local: SocketAddr) -> bool {
-    // SAFETY: geteuid(2) cannot fail and touches no memory.
-    let me = unsafe { libc::geteuid() };
-    match socket_owner(peer, local) {
-        Some(uid) => uid == me,
-        None => proc_owner(peer, local) == Some(me),
-    }
-}
-
-/// The owner of the TCP socket whose local end is `src` and remote end is `dst`, from
-/// `SOCK_DIAG_BY_FAMILY` (linux/inet_diag.h). `None` when the kernel cannot say.
-fn socket_owner(src: SocketAddr, dst: SocketAddr) -> Option<u32> {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    const NETLINK_SOCK_DIAG: libc::c_int = 4;
-    const SOCK_DIAG_BY_FAMILY: u16 = 20;
-    const NLMSG_ERROR: u16 = 2;
-    let (family, addr_words) = match (src, dst) {
-        (SocketAddr::V4(s), SocketAddr::V4(d)) => {
-            let mut s16 = [0u8; 16];
-            let mut d16 = [0u8; 16];
-            s16[..4].copy_from_slice(&s.ip().octets());
-            d16[..4].copy_from_slice(&d.ip().octets());
-            (libc::AF_INET as u8, (s16, d16))
-        }
-        (SocketAddr::V6(s), SocketAddr::V6(d)) => {
-            (libc::AF_INET6 as u8, (s.ip().octets(), d.ip().octets()))
-        }
-        _ => return None,
-    };
-    // struct nlmsghdr (16) + struct inet_diag_req_v2 (56).
-    let mut req = Vec::with_capacity(72);
-    req.extend_from_slice(&72u32.to_ne_bytes());
-    req.extend_from_slice(&SOCK_DIAG_BY_FAMILY.to_ne_bytes());
-    req.extend_from_slice(&(libc::NLM_F_REQUEST as u16).to_ne_bytes());
-    req.extend_from_slice(&1u32.to_ne_bytes()); // seq
-    req.extend_from_slice(&0u32.to_ne_bytes()); // pid: the kernel
-    req.extend_from_slice(&[family, libc::IPPROTO_TCP as u8, 0, 0]);
-    req.extend_from_slice(&u32::MAX.to_ne_bytes()); // every state
-    req.extend_from_slice(&src.port().to_be_bytes());
-    req.extend_from_slice(&dst.port().to_be_bytes());
-    req.extend_from_slice(&addr_words.0);
-    req.extend_from_slice(&addr_words.1);
-    req.extend_from_slice(&0u32.to_ne_bytes()); // interface
-    req.extend_from_slice(&u32::MAX.to_ne_bytes()); // no cookie
-    req.extend_from_slice(&u32::MAX.to_ne_bytes());
-    // SAFETY: plain socket(2); the descriptor is owned right away.
-    let fd = unsafe {
-        libc::socket(
-            libc::AF_NETLINK,
-            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
-            NETLINK_SOCK_DIAG,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: `fd` was just returned by socket(2) and belongs to nobody else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    use std::os::fd::AsRawFd;
-    // SAFETY: an all-zero sockaddr_nl is valid; family set below; pid 0 is the kernel.
-    let mut kernel: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
-    kernel.nl_family = libc::AF_NETLINK as libc::sa_family_t;
-    // SAFETY: `req` and `kernel` are valid for the lengths given.
-    let sent = unsafe {
-        libc::sendto(
-            fd.as_raw_fd(),
-            req.as_ptr().cast(),
-            req.len(),
-            0,
-            (&raw const kernel).cast(),
-            std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
-        )
-    };
-    if sent != req.len() as isize {
-        return None;
-    }
-    let mut buf = [0u8; 1024];
-    let timeout = libc::timeval {
-        tv_sec: 1,
-        tv_usec: 0,
-    };
-    // SAFETY: setsockopt(2) reads `timeout` for its size.
-    unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&raw const timeout).cast(),
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        );
-    }
-    // SAFETY: recv(2) writes at most `buf.len()` bytes into `buf`.
-    let n = unsafe { libc::recv(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
-    let n = usize::try_from(n).ok()?;
-    // nlmsghdr, then struct inet_diag_msg: family, state, timer, retrans (4), the socket id
-    // (48), expires, rqueue, wqueue (12), uid.
-    let msg_type = u16::from_ne_bytes(buf.get(4..6)?.try_into().ok()?);
-    if msg_type == NLMSG_ERROR || msg_type != SOCK_DIAG_BY_FAMILY || n < 16 + 68 {
-        return None;
-    }
-    Some(u32::from_ne_bytes(buf.get(80..84)?.try_into().ok()?))
-}
-
-/// The owner of the socket from `src` to `dst`, from `/proc/net/tcp` (and `tcp6`): the
-/// client's socket is the one whose local end is `src` and remote end is `dst`.
-fn proc_owner(src: SocketAddr, dst: SocketAddr) -> Option<u32> {
-    let table = if src.is_ipv4() {
-        "/proc/net/tcp"
-    } else {
-        "/proc/net/tcp6"
-    };
-    let text = std::fs::read_to_string(table).ok()?;
-    let (want_local, want_remote) = (proc_addr(src), proc_addr(dst));
-    text.lines().skip(1).find_map(|line| {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        (f.len() > 7
-            && f[1].eq_ignore_ascii_case(&want_local)
-            && f[2].eq_ignore_ascii_case(&want_remote))
-        .then(|| f[7].parse::<u32>().ok())
-        .flatten()
-    })
-}
-
-/// An address as `/proc/net/tcp` prints it: the address in 32-bit words of host byte order,
-/// in hex, then the port.
-fn proc_addr(a: SocketAddr) -> String {
-    let words: Vec<u32> = match a {
-        SocketAddr::V4(v4) => vec![u32::from_ne_bytes(v4.ip().octets())],
-        SocketAddr::V6(v6) => v6
-            .ip()
-            .octets()
-            .chunks_exact(4)
-            .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-    };
-    let hex: String = words.iter().map(|w| format!("{w:08X}")).collect();
-    format!("{hex}:{:04X}", a.port())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn addresses_are_spelled_as_proc_spells_them() {
-        let v4: SocketAddr = "127.0.0.1:47017".parse().expect("addr");
-        assert_eq!(proc_addr(v4), "0100007F:B7A9");
-        let v6: SocketAddr = "[::1]:80".parse().expect("addr");
-        assert_eq!(proc_addr(v6), "00000000000000000000000001000000:0050");
-    }
-
-    #[test]
-    fn a_connection_from_this_user_is_recognised() {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let local = l.local_addr().expect("addr");
-        let c = std::net::TcpStream::connect(local).expect("connect");
-        let (_s, peer) = l.accept().expect("accept");
-        assert_eq!(peer, c.local_addr().expect("client addr"));
-        assert!(same_user(peer, local));
-        // SAFETY: geteuid cannot fail.
-        let me = unsafe { libc::geteuid() };
-        // Both ways of asking name the same owner.
-        assert_eq!(socket_owner(peer, local), Some(me));
-        assert_eq!(proc_owner(peer, local), Some(me));
-        // A connection that does not exist belongs to nobody.
-        let stranger = SocketAddr::new(peer.ip(), peer.port().wrapping_add(1).max(1));
-        assert!(!same_user(stranger, local));
-        assert_eq!(socket_owner(stranger, local), None);
     }
 }

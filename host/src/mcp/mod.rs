@@ -15,4 +15,4 @@ mod sse;
 
 pub use client::{Connection, McpError};
 pub use hub::{HubServer, McpHub, McpTool, ServerState};
-pub use server::WardenServer;
+pub use server::{ServeHttpError, WardenServer, serve_http};

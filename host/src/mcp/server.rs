@@ -7,8 +7,15 @@
 //! decline or cancel refuses it) when the client declared that it supports elicitation;
 //! otherwise it is refused with a message saying why. A tool that is refused, traps or
 //! runs out of time answers with `isError: true` and the server keeps serving.
+//!
+//! Over streamable HTTP ([`serve_http`]) the tools are one loopback port away from every
+//! local user and every web page: only connections from sockets of the user the server runs
+//! as are answered (another user's is closed unanswered, [`crate::peer::same_user`]), and
+//! only requests naming the server's own address as `Host` and carrying no other site's
+//! `Origin`.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -138,6 +145,70 @@ impl ServerHandler for WardenServer {
 
 fn error_result(message: String) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(message)])
+}
+
+/// Why [`serve_http`] stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeHttpError {
+    /// The listener is not on a loopback address.
+    #[error(
+        "{0}: Warden serves MCP on loopback addresses only (127.0.0.1 or ::1); its tools act with your rights"
+    )]
+    NotLoopback(SocketAddr),
+    /// Accepting or inspecting a connection failed.
+    #[error("serving MCP over HTTP: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Serves `session`'s tools as streamable HTTP at `/mcp` on `listener`, which must be bound
+/// to a loopback address, until accepting fails. Each connection whose socket belongs to
+/// another user is closed before a byte is read or written.
+pub async fn serve_http(
+    session: Arc<Session>,
+    listener: tokio::net::TcpListener,
+) -> Result<(), ServeHttpError> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let local = listener.local_addr()?;
+    if !local.ip().is_loopback() {
+        return Err(ServeHttpError::NotLoopback(local));
+    }
+    let own = match local {
+        SocketAddr::V4(v4) => v4.ip().to_string(),
+        SocketAddr::V6(v6) => format!("[{}]", v6.ip()),
+    };
+    let port = local.port();
+    let mut config = StreamableHttpServerConfig::default();
+    // A page on a name rebound to this address sends that name as Host; only the server's
+    // own spellings pass.
+    config.allowed_hosts = vec![format!("{own}:{port}"), format!("localhost:{port}")];
+    // A browser page may not drive the tools: only this address's own origin passes.
+    config.allowed_origins = vec![
+        format!("http://{own}:{port}"),
+        format!("http://localhost:{port}"),
+    ];
+    let service = StreamableHttpService::new(
+        move || Ok(WardenServer::new(session.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    loop {
+        let (stream, peer) = listener.accept().await?;
+        if !crate::peer::same_user(peer, local) {
+            // Not this user's: say nothing, not even an error page.
+            drop(stream);
+            continue;
+        }
+        let svc = hyper_util::service::TowerToHyperService::new(service.clone());
+        tokio::spawn(async move {
+            let io = hyper_util::rt::TokioIo::new(stream);
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(io, svc)
+                .await;
+        });
+    }
 }
 
 /// Longest tool input shown in an elicitation's question, in bytes.
