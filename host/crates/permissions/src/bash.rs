@@ -423,9 +423,6 @@ fn git_read_only(args: &[String]) -> bool {
 /// Filesystem commands `acceptEdits` approves inside the working directories.
 pub const ACCEPT_EDITS_COMMANDS: &[&str] = &["mkdir", "touch", "mv", "cp", "rm", "rmdir", "sed"];
 
-/// Recognised Bash file readers whose file arguments are checked against `Read` rules (2.4).
-pub const FILE_READERS: &[&str] = &["cat", "head", "tail", "sed"];
-
 /// Interpreters whose `-c`/`-e` argument is shell code.
 pub const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash", "ksh"];
 

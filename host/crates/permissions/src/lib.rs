@@ -36,6 +36,7 @@ mod filter;
 mod fxhash;
 mod paths;
 mod pattern;
+mod reads;
 mod rules;
 pub mod shell;
 

@@ -19,7 +19,7 @@
 //! | `in_place_writers_of_protected_paths_are_not_auto_allowed` | `sed -i`, `perl -i`, `cp --target-directory=`, `cp -tDIR`, `install`, `tee` on `.git/config`, `.git/hooks`, `.claude/settings*.json`, `.mcp.json` ask in `acceptEdits` |
 //! | `writers_of_denied_paths_are_denied` | `tee .env` and `cp --target-directory=secrets x` hit `Read` deny rules |
 //! | `spaced_double_parentheses_are_subshells` | `( ( rm -rf x ) )` (two subshells to bash, arithmetic to the parser alone) is never auto-allowed |
-//! | `ordinary_commands_keep_running` | the fixes do not stop plain reads and edits from being auto-allowed |
+//! | `ordinary_commands_keep_running` | the fixes do not stop plain reads and edits from being auto-allowed (git commands printing content, limited by a pathspec the deny rules cannot match inside) |
 
 use std::path::PathBuf;
 
@@ -323,8 +323,9 @@ fn ordinary_commands_keep_running() {
     for cmd in [
         "git log --oneline",
         "git show HEAD:README.md",
-        "git grep foo",
-        "git diff HEAD~1",
+        "git grep foo -- src",
+        "git diff HEAD~1 -- src",
+        "git diff --stat HEAD~1",
         "find . -name x",
         "sort -u in",
         "sort -k 2 in",

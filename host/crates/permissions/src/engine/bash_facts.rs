@@ -8,6 +8,7 @@ use super::spelling::Spellings;
 use super::{Auto, Facts, Guard, Permissions};
 use crate::bash;
 use crate::paths;
+use crate::reads;
 use crate::rules::{FormKeys, Hit, RuleKind, first};
 use crate::shell::{Redirect, SimpleCommand};
 
@@ -74,21 +75,29 @@ impl Permissions {
             let allow_keys = allow_keys.unwrap_or_else(|| self.commands.keys(&prep.allow_form));
 
             let program = stripped.first().map(|p| bash::basename(p)).unwrap_or("");
-            // Recognised file readers: their file arguments are reads (2.4).
-            if bash::FILE_READERS.contains(&program) {
-                for a in file_args(stripped, cmd) {
-                    let names = self.arg_spellings(a, &cwd);
-                    f.deny(names.any_hit(|p| self.deny.read_path(p)));
-                    f.ask(names.any_hit(|p| self.ask.read_path(p)));
-                }
+            // The files a program reads, whatever program it is (the recognised readers of
+            // spec 2.4 and every other one taking paths): `Read` deny and ask rules apply to
+            // them, and one outside the working directories (that no `Read` allow rule
+            // covers) is approved only by a rule naming the whole command, as Claude Code
+            // asks about a read-only command's paths outside them.
+            let mut outside = false;
+            for a in reads::read_args(stripped) {
+                let names = self.arg_spellings(a, &cwd);
+                f.deny(names.any_hit(|p| self.deny.read_path(p)));
+                f.ask(names.any_hit(|p| self.ask.read_path(p)));
+                outside |= a.contains(['$', '`'])
+                    || (!names.all(|p| self.inside(p))
+                        && names.all_hit(|p| self.allow.read_path(p)).is_none());
             }
             // `git show REV:path` and friends print a file's committed content.
+            let mut history = false;
             if program == "git" {
                 for a in bash::git_read_paths(stripped) {
                     let names = self.arg_spellings(&a, &cwd);
                     f.deny(names.any_hit(|p| self.deny.read_path(p)));
                     f.ask(names.any_hit(|p| self.ask.read_path(p)));
                 }
+                history = self.history_may_hold_denied(stripped, &cwd);
             }
             // Files written by name (`tee`, `sed -i`, `perl -i`, `install`, a target
             // directory option) are edits, like a redirect's target.
@@ -107,7 +116,7 @@ impl Permissions {
             }
 
             // Coverage for allow: a rule, the read-only set, or acceptEdits.
-            let exact_only = prep.exact_only;
+            let exact_only = prep.exact_only || outside || history;
             let safe_env = prep.safe_env;
             let rule = if safe_env {
                 let by_raw = if raw_form == allow_form {
@@ -211,7 +220,7 @@ impl Permissions {
         if cmd.dynamic {
             return false;
         }
-        let args = file_args(words, cmd);
+        let args = reads::read_args(words);
         if args.is_empty() {
             return self.inside(cwd);
         }

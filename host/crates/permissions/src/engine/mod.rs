@@ -13,7 +13,8 @@
 //! | this module | the compiled state, the facts of one call, and the final ruling |
 //! | `compile` | settings and flags → compiled rules ([`Permissions::from_settings`]) |
 //! | `files` | symlink resolution and the facts of file accesses |
-//! | `bash_facts` | the facts of a Bash command line: rules per command, read-only and edit coverage, redirects, critical removals |
+//! | `history` | git commands that print file content from history, held back while a `Read` deny or ask rule could match a file of the repository |
+//! | `bash_facts` | the facts of a Bash command line: rules per command, the files each command reads, read-only and edit coverage, redirects, critical removals |
 //! | `decide` | text-level decisions for tool calls ([`Permissions::decide`]) |
 //! | `check` | capability-level checks ([`Permissions::check_path`], [`Permissions::check_exec`], [`Permissions::check_url`]); writes to protected paths need an allow rule naming them |
 //! | `denied` | the existing paths deny rules take away below some roots, for confining a process by path ([`Permissions::denied_paths`]) |
@@ -31,6 +32,7 @@ mod compile;
 mod decide;
 mod denied;
 mod files;
+mod history;
 mod program;
 mod spelling;
 pub(crate) mod types;
