@@ -14,6 +14,11 @@
 //!    the check (anywhere on the path) makes the open fail instead of sending it elsewhere;
 //! 5. a regular file with more than one link is compared, by device and inode, with every
 //!    file the rules deny below the granted directories: a hard link to `.env` is `.env`.
+//!    A write also compares it with the files later, unconfined programs run or obey that
+//!    programs may not change (repository configuration and hooks, `.claude/`, `.mcp.json`,
+//!    `.husky/`, shell start-up files, Warden's and Claude Code's homes, the scripts of hooks
+//!    and MCP servers): a hard link a program made to `.claude/settings.json` is refused to
+//!    Write and Edit.
 //!
 //! Blocking file-system calls run on the blocking pool and are bounded by the call's deadline,
 //! so a FIFO or a slow network mount cannot hold the host past it.
@@ -340,6 +345,9 @@ struct Job {
     grant: Arc<Grant>,
     policy: Arc<dyn Policy>,
     lexical: PathBuf,
+    /// Read-only files and directories besides those in every grant (see
+    /// [`PROTECTED_IN_GRANT`]).
+    read_only: Vec<PathBuf>,
 }
 
 impl Job {
@@ -352,10 +360,17 @@ impl Job {
 
 impl SandboxState {
     fn fs_job(&self, raw: &str) -> Result<Job, FsError> {
+        let processes = &self.calls.exec.processes;
+        let mut read_only = processes.read_only.clone();
+        read_only.extend(agent_homes(processes.home.as_deref()));
+        if let Some(h) = &processes.home {
+            read_only.extend(SHELL_STARTUP.iter().map(|n| h.join(n)));
+        }
         Ok(Job {
             grant: self.grant.clone(),
             policy: self.ctx.policy.clone(),
             lexical: absolute(&self.ctx.cwd, raw)?,
+            read_only,
         })
     }
 
@@ -462,6 +477,7 @@ fn write_file(job: Job, contents: Vec<u8>) -> Result<(), FsError> {
     // of it is lost.
     let mut file = open_exact(&r, libc::O_WRONLY | libc::O_CREAT | libc::O_NONBLOCK)?;
     same_file_as_denied(&job, &r, &file, true)?;
+    same_file_as_protected(&job, &r, &file)?;
     file.set_len(0)
         .and_then(|()| std::io::Write::write_all(&mut file, &contents))
         .map_err(|e| io_err(&r.lexical, e, "cannot write"))
@@ -494,6 +510,7 @@ fn append_file(job: Job, contents: Vec<u8>) -> Result<(), FsError> {
         libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_NONBLOCK,
     )?;
     same_file_as_denied(&job, &r, &file, true)?;
+    same_file_as_protected(&job, &r, &file)?;
     // One write: with O_APPEND the kernel places it at the end atomically for regular files.
     let n = std::io::Write::write(&mut file, &contents)
         .map_err(|e| io_err(&r.lexical, e, "cannot append to"))?;
@@ -638,6 +655,122 @@ fn same_file_as_denied(
                 ErrorCode::Denied,
                 format!(
                     "{} is denied: it is another name (a hard link) of {}, which may not be {verb}",
+                    r.lexical.display(),
+                    other.display()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Warden's home (`$WARDEN_HOME`, else `~/.warden`).
+pub(crate) fn warden_home(home: Option<&std::path::Path>) -> Option<PathBuf> {
+    std::env::var_os("WARDEN_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".warden")))
+}
+
+/// Claude Code's configuration directory (`$CLAUDE_CONFIG_DIR`, else `~/.claude`).
+pub(crate) fn claude_home(home: Option<&std::path::Path>) -> Option<PathBuf> {
+    std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".claude")))
+}
+
+/// Warden's home and Claude Code's configuration directory: settings, hooks and MCP servers
+/// the next session obeys, so read-only to programs wherever a grant holds them.
+pub(crate) fn agent_homes(home: Option<&std::path::Path>) -> Vec<PathBuf> {
+    warden_home(home)
+        .into_iter()
+        .chain(claude_home(home))
+        .collect()
+}
+
+/// Paths below every writable grant that programs may not change, the same
+/// `warden_confine` keeps read-only (its `PROJECT_READ_ONLY` and a repository's entries).
+const PROTECTED_IN_GRANT: &[&str] = &[
+    ".claude",
+    ".mcp.json",
+    ".husky",
+    ".git/config",
+    ".git/config.worktree",
+    ".git/hooks",
+    ".git/info",
+    ".git/commondir",
+    ".git/gitdir",
+    ".git",
+];
+
+/// Shell start-up files in the home (`warden_confine::SHELL_STARTUP`).
+const SHELL_STARTUP: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".config/fish",
+];
+
+/// Refuses a write to `file` when it is another name (a hard link) of a file programs may
+/// not change: a program could make such a link where that was possible, and a Write
+/// through it would change the file a later, unconfined program runs. The protected file's
+/// own name is left to the rules (writing `.claude/settings.json` itself asks, as any
+/// protected path does).
+fn same_file_as_protected(job: &Job, r: &Resolved, file: &std::fs::File) -> Result<(), FsError> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = file
+        .metadata()
+        .map_err(|e| io_err(&r.lexical, e, "cannot stat"))?;
+    if meta.nlink() <= 1 {
+        return Ok(());
+    }
+    let own = r.root_real.join(&r.rel_real);
+    let mut places: Vec<PathBuf> = Vec::new();
+    for g in job.grant.fs.iter().filter(|g| g.write) {
+        let root = normalise(&g.path);
+        for p in PROTECTED_IN_GRANT {
+            if *p == ".git" {
+                // Submodules' repositories: their configuration and hooks.
+                for m in std::fs::read_dir(root.join(".git/modules"))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                {
+                    places.push(m.path().join("config"));
+                    places.push(m.path().join("hooks"));
+                }
+                continue;
+            }
+            places.push(root.join(p));
+        }
+    }
+    places.extend(job.read_only.iter().cloned());
+    let mut budget = HARD_LINK_WALK_LIMIT;
+    for p in &places {
+        let found = find_inode(p, meta.dev(), meta.ino(), &mut budget).map_err(|e| {
+            err(
+                ErrorCode::Denied,
+                format!(
+                    "{}: has other names (hard links), and the files programs may not change could not be searched for it: {e}",
+                    r.lexical.display()
+                ),
+            )
+        })?;
+        if let Some(other) = found
+            && std::fs::canonicalize(&other).ok().as_deref() != Some(own.as_path())
+        {
+            return Err(err(
+                ErrorCode::Denied,
+                format!(
+                    "{} is denied: it is another name (a hard link) of {}, which later programs run or obey and may not be changed this way",
                     r.lexical.display(),
                     other.display()
                 ),
@@ -911,5 +1044,69 @@ mod open_tests {
         let e = open_exact(&resolved(root, "fifo"), libc::O_RDONLY | libc::O_NONBLOCK)
             .expect_err("fifo");
         assert_eq!(e.code, ErrorCode::Denied, "{}", e.message);
+    }
+}
+
+#[cfg(test)]
+mod protected_link_tests {
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    use super::{ErrorCode, Job, write_file};
+    use crate::grant::{FsGrant, Grant};
+    use crate::sandbox::UnrestrictedPolicy;
+
+    fn job(root: &std::path::Path, rel: &str, read_only: Vec<PathBuf>) -> Job {
+        Job {
+            grant: Arc::new(Grant {
+                fs: vec![FsGrant {
+                    path: root.to_path_buf(),
+                    write: true,
+                }],
+                ..Grant::default()
+            }),
+            policy: Arc::new(UnrestrictedPolicy),
+            lexical: root.join(rel),
+            read_only,
+        }
+    }
+
+    /// A program made a hard link to a file later programs obey; writing through it with the
+    /// file tools would change that file, so it is refused and the file left as it was.
+    #[test]
+    fn a_hard_link_to_a_protected_file_cannot_be_written() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(t.path()).expect("root");
+        std::fs::create_dir_all(root.join(".claude")).expect(".claude");
+        std::fs::create_dir_all(root.join(".git/hooks")).expect(".git");
+        std::fs::create_dir_all(root.join("scripts")).expect("scripts");
+        std::fs::write(root.join(".claude/settings.json"), "{}\n").expect("settings");
+        std::fs::write(root.join(".git/config"), "[core]\n").expect("config");
+        std::fs::write(root.join("scripts/fmt.sh"), "fmt\n").expect("script");
+        std::fs::write(root.join("README.md"), "readme\n").expect("readme");
+        let pairs = [
+            (".claude/settings.json", "notes.txt"),
+            (".git/config", "cfg.txt"),
+            ("scripts/fmt.sh", "fmt-copy.sh"),
+        ];
+        for (target, link) in pairs {
+            std::fs::hard_link(root.join(target), root.join(link)).expect("link");
+            let extra = vec![root.join("scripts/fmt.sh")];
+            let e = write_file(job(&root, link, extra), b"evil\n".to_vec()).expect_err(link);
+            assert_eq!(e.code, ErrorCode::Denied, "{link}: {}", e.message);
+            assert!(e.message.contains(target), "{link}: {}", e.message);
+            assert_ne!(
+                std::fs::read(root.join(target)).expect("target"),
+                b"evil\n",
+                "{target} was changed through {link}"
+            );
+        }
+        // An ordinary file with two names is just a file.
+        std::fs::hard_link(root.join("README.md"), root.join("readme2")).expect("link");
+        write_file(job(&root, "readme2", Vec::new()), b"new\n".to_vec()).expect("readme2");
+        assert_eq!(
+            std::fs::read(root.join("README.md")).expect("readme"),
+            b"new\n"
+        );
     }
 }

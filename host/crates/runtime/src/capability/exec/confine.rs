@@ -5,13 +5,13 @@
 //! | what | read | write |
 //! |---|---|---|
 //! | system directories programs need (`/usr`, `/etc`, …, see `warden_confine::SYSTEM_READABLE`) | yes | no |
-//! | toolchains and their configuration in the home (`~/.cargo`, `~/.rustup`, `~/.npm`, `~/.gitconfig`, …) and `sandbox.readablePaths` | yes | no |
-//! | credential stores in the home (`~/.ssh`, `~/.aws`, `~/.gnupg`, …) | no | no |
+//! | toolchains and their configuration in the home (`~/.cargo`, `~/.rustup`, `~/.npm`, `~/.gitconfig`, …) and `sandbox.readablePaths` | yes (`~/.gitconfig`, `~/.config/git/config`, `~/.cargo/config.toml` without lines that may hold a credential) | no |
+//! | credential stores in the home (`~/.ssh`, `~/.aws`, `~/.gnupg`, `~/.claude/.credentials.json`, `~/.claude.json`, Warden's `state.json`, …) | no | no |
 //! | the granted directories (a writable grant: its project files) | yes | if granted |
 //! | the session directory, when no grant covers it | yes | no |
 //! | `.env`, `.env.*` in those, and every path a Read deny rule covers (plus Read ask rules for hooks) | no | no |
 //! | paths an Edit deny rule covers | yes | no |
-//! | `.git/config`, `.git/hooks`, `.claude/settings*.json`, `.mcp.json` in a writable grant | yes | changed only for the call: restored after it |
+//! | in a writable grant: every repository's `config`, `hooks`, `info`, `commondir`, `gitdir` (also of submodules and worktrees), `.git` files, `.claude/`, `.mcp.json`, `.husky/`, virtualenvs' `*.pth`; shell start-up files, Warden's home and Claude Code's configuration directory when a grant holds them; the scripts of configured hooks and MCP servers (`ProcessConfinement::read_only`) | yes | no (what does not exist yet is removed after the call if the call creates it; see `warden_confine`) |
 //! | a private temporary directory (`TMPDIR`), removed after the call | yes | yes |
 //! | network | only with `sandbox.network` | |
 //!
@@ -31,8 +31,21 @@ const BACKSTOP_GRACE: Duration = Duration::from_secs(5);
 
 #[cfg(target_os = "linux")]
 pub(super) type Confined = warden_confine::Guard;
-#[cfg(not(target_os = "linux"))]
-pub(super) type Confined = std::convert::Infallible;
+
+/// Files in those homes that hold credentials or servers' environments: denied.
+#[cfg(target_os = "linux")]
+fn agent_secrets(home: Option<&std::path::Path>) -> Vec<PathBuf> {
+    use super::super::fs::{claude_home, warden_home};
+    let mut out: Vec<PathBuf> = warden_home(home)
+        .map(|w| w.join("state.json"))
+        .into_iter()
+        .collect();
+    if let Some(c) = claude_home(home) {
+        out.push(c.join(".credentials.json"));
+        out.push(c.join(".claude.json"));
+    }
+    out
+}
 
 impl SandboxState {
     /// The directories the grant and the session give a program, and whether each is
@@ -70,6 +83,15 @@ impl SandboxState {
         }
         for p in &settings.readable {
             c = c.read(p);
+        }
+        for p in super::super::fs::agent_homes(settings.home.as_deref()) {
+            c = c.read_only(p);
+        }
+        for p in agent_secrets(settings.home.as_deref()) {
+            c = c.deny(p);
+        }
+        for p in &settings.read_only {
+            c = c.read_only(p);
         }
         for (root, write) in &roots {
             c = if *write {
