@@ -18,7 +18,8 @@
 //! | setuid programs gaining rights | `no_new_privs` | any |
 //! | processes outliving the call (`setsid`, double forks, daemons) | a supervisor process that is a child subreaper, kills what is left and reaps it | any (`PR_SET_CHILD_SUBREAPER`, Linux 3.4) |
 //! | a private temporary directory per call, removed after it | `TMPDIR`, `TMP`, `TEMP` point to it | any |
-//! | write-protected files (`.git/config`, `.git/hooks`, `.mcp.json`, …) left changed | copied before, restored after the call | any |
+//! | files later, unconfined programs run or obey changed: every repository's `config`, `config.worktree`, `hooks`, `info`, `commondir`, `gitdir` (submodules' and worktrees' too), `.git` files, `.claude/`, `.mcp.json`, `.husky/`, virtualenvs' `*.pth`, shell start-up files, [`Confinement::read_only`] paths | bound onto themselves read-only in the private mount namespace: writing fails (`EROFS`), removing, renaming or replacing them or a repository directory fails (`EBUSY`); what does not exist yet is removed after the call if the call created it; a repository the call creates loses its configuration and hooks after it | user namespaces allowed; else carved read-only, with repository entries and `*.pth` restored after the call |
+//! | credentials in configuration programs need (`~/.gitconfig`, `~/.cargo/config.toml`, [`HOME_SANITISED`]) | a copy without the lines that may hold one, bound over the file; carved: the file denied, git pointed at the copy (`GIT_CONFIG_GLOBAL`) | any |
 //!
 //! Where the kernel cannot give what is asked, [`Confinement::confine`] fails with
 //! [`ConfineError::Unsupported`], which says what is missing and how to opt out
@@ -96,12 +97,37 @@
 //!   Landlock refuses because the file would gain rights; a link in the same directory is
 //!   just as denied, and when a later call carves that directory, entries that are the same
 //!   file as a denied file, and symlinks, get no rule of their own.
-//! - Write protection is by restoring, not refusing: during the call a process can change a
-//!   protected path, and other processes of the same call see it; nothing survives the call.
-//!   Restoring happens inside the directory the copy came from; if that directory was
-//!   replaced (or a symlink put on the way), [`Guard::finish`] fails instead, and the caller
-//!   must tell the user. A repository created by the call keeps its objects but loses
-//!   `.git/config` and `.git/hooks` (git works without them).
+//! - Read-only paths ([`Confinement::read_only`], [`PROJECT_READ_ONLY`], [`SHELL_STARTUP`],
+//!   and in each project every repository's `config`, `config.worktree`, `hooks`, `info`,
+//!   `commondir`, `gitdir`, `.git` files and virtualenvs' `*.pth`) are refused where a private
+//!   mount namespace is available: each existing one is bound onto itself read-only, each
+//!   repository directory onto itself as it is, so neither can be moved away or replaced
+//!   (`EBUSY`) and another session reading them while the call runs sees the originals. git
+//!   keeps working (objects, refs, index and logs stay writable); what writes a
+//!   repository's configuration (`git config`, `git remote add`, `git push -u`) fails. A
+//!   protected path that does not exist when the call starts cannot be bound: the call can
+//!   create it (`.git/commondir`, a new `.claude/`, a new `*.pth`), other processes can see it
+//!   during the call, and it is removed after the call (an editable `pip install` into a
+//!   project's virtualenv loses its new `.pth`). A repository the call creates (`git init`,
+//!   `cargo new`, a new submodule) keeps its objects but loses `config`, `hooks`, `info` and
+//!   `gitdir` (a new worktree's `commondir` is reset to `../..`), and a `.git` file the call
+//!   creates is removed. The project is searched for repositories and virtualenvs at most
+//!   100,000 entries deep, breadth first: one deeper than that is not protected. A read-only
+//!   file reached through a hard link made before the call, in a directory that is not
+//!   read-only, is not covered (the file tools refuse writing such a link).
+//! - Without a private mount namespace, read-only paths are carved read-only, which splits
+//!   their directory as a denied path does (new files directly in it cannot be written), and
+//!   repository entries and `*.pth` are not carved (that would stop git writing its index, or
+//!   installs): they, and every read-only directory, are copied before and restored after the
+//!   call, so during the call a process can change them and other processes see it. A
+//!   directory the call moved away and replaced is put back (the replacement is moved aside
+//!   under a `.replaced-by-call-…` name); one it deleted is rebuilt from the copy when it was
+//!   copied whole, and is otherwise an error from [`Guard::finish`] the caller must report.
+//! - Credentials in configuration files programs need are taken out line by line
+//!   ([`HOME_SANITISED`]): a line naming a token, password, secret or authorisation header,
+//!   or holding a URL with a password, is dropped, so a secret under another key name stays
+//!   visible. Without a mount namespace the file is denied instead, with git pointed at the
+//!   copy; cargo then fails to read its own configuration if it holds a token.
 //! - Landlock does not control `stat(2)`, `chmod(2)`, `chown(2)` or `utimes(2)`: a confined
 //!   process can see that a denied file exists and its size, and can change the mode of
 //!   files it owns anywhere.
