@@ -146,8 +146,15 @@ fn accepts_for(bound: IpAddr, target: IpAddr) -> bool {
         || matches!((bound, target), (IpAddr::V6(b), IpAddr::V4(t)) if b.to_ipv4_mapped() == Some(t))
 }
 
+/// Elsewhere no kernel is asked; `/proc/net/tcp` is missing too, so nobody is this user.
+#[cfg(not(target_os = "linux"))]
+fn socket_owner(_src: SocketAddr, _dst: SocketAddr) -> Option<u32> {
+    None
+}
+
 /// The owner of the TCP socket whose local end is `src` and remote end is `dst`, from
 /// `SOCK_DIAG_BY_FAMILY` (linux/inet_diag.h). `None` when the kernel cannot say.
+#[cfg(target_os = "linux")]
 fn socket_owner(src: SocketAddr, dst: SocketAddr) -> Option<u32> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     const NETLINK_SOCK_DIAG: libc::c_int = 4;
@@ -366,7 +373,7 @@ fn own_authorities(local: SocketAddr) -> Vec<String> {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 
