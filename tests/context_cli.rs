@@ -475,13 +475,17 @@ fn imports_of_files_the_rules_deny_reading_stay_out_of_context() {
         "{text}"
     );
 
-    // An ask rule does not keep the file out: only a deny does.
+    // An ask rule does not keep a file out: only a deny does. A `.env` stays out without
+    // any rule (`a_repositorys_links_to_credentials_and_its_env_imports_stay_out_of_context`).
     write(
         &f.app.join(".claude/settings.json"),
-        r#"{"permissions":{"ask":["Read(./.env)"]}}"#,
+        r#"{"permissions":{"ask":["Read(./notes.md)"]}}"#,
     );
     let v = f.context_json(&["--no-hooks"]);
-    assert!(memory(&v).iter().any(|(p, _)| *p == env), "{v}");
+    assert!(
+        memory(&v).iter().any(|(p, _)| *p == f.rel("notes.md")),
+        "{v}"
+    );
 }
 
 #[test]
@@ -788,4 +792,59 @@ fn claude_codes_user_files_are_not_read_when_turned_off() {
             f.home.join("settings.json").display()
         ))
     );
+}
+
+/// A repository's memory, rules and skills that are links to the user's credentials, and an
+/// `@.env` import with no Read rule anywhere, stay out of what `warden context` gives the
+/// model; each skipped file is named in a warning.
+#[cfg(unix)]
+#[test]
+fn a_repositorys_links_to_credentials_and_its_env_imports_stay_out_of_context() {
+    use std::os::unix::fs::symlink;
+    let f = fixture();
+    let secret = "ssh-private-5b7e21c0";
+    write(&f.base.join(".ssh/id_rsa"), &format!("{secret}\n"));
+    write(&f.base.join(".aws/credentials"), &format!("{secret}\n"));
+    write(&f.app.join(".env"), &format!("TOKEN={secret}\n"));
+    write(
+        &f.app.join("CLAUDE.md"),
+        "app memory\nSee @notes.md for details.\nEnvironment: @.env\n",
+    );
+    std::fs::remove_file(f.app.join("CLAUDE.local.md")).expect("rm");
+    let links = [
+        ("CLAUDE.local.md", ".ssh/id_rsa"),
+        (".claude/rules/aws.md", ".aws/credentials"),
+        (".claude/skills/keys/SKILL.md", ".ssh/id_rsa"),
+        (".claude/commands/creds.md", ".aws/credentials"),
+    ];
+    for (at, to) in links {
+        let at = f.app.join(at);
+        std::fs::create_dir_all(at.parent().expect("parent")).expect("mkdir");
+        symlink(f.base.join(to), &at).expect("symlink");
+    }
+    let out = f.context(&["--json", "--no-hooks"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains(secret), "{text}");
+    let v: Value = serde_json::from_str(&text).expect("context JSON");
+    let loaded = memory(&v);
+    assert!(
+        loaded.iter().any(|(p, _)| *p == f.rel("notes.md")),
+        "{loaded:?}"
+    );
+    let warnings = v["warnings"].as_array().expect("warnings");
+    for (at, _) in links {
+        assert!(
+            warnings.iter().any(|w| w["file"] == json!(f.rel(at))),
+            "no warning names {at}: {warnings:?}"
+        );
+    }
+    let w = warnings
+        .iter()
+        .find(|w| {
+            w["file"] == json!(f.rel("CLAUDE.md"))
+                && w["message"].as_str().is_some_and(|m| m.contains("@.env"))
+        })
+        .unwrap_or_else(|| panic!("no warning about the @.env import: {warnings:?}"));
+    assert_eq!(w["line"], json!(3), "{w}");
 }

@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 use crate::diag::Warning;
 use crate::fields;
 use crate::frontmatter::Document;
+use crate::reach::Reach;
 use crate::skills::{read_doc, walk_md};
 
 /// Where an agent comes from. Declared lowest precedence first.
@@ -180,8 +181,14 @@ fn from_map(
     agent
 }
 
-/// Loads the agent files of one directory tree (non-plugin scopes).
-pub fn load_dir(dir: &Path, source: AgentSource, warnings: &mut Vec<Warning>) -> Vec<Agent> {
+/// Loads the agent files of one directory tree (non-plugin scopes). Each file passes `reach`
+/// first; a project's must resolve inside the project.
+pub fn load_dir(
+    dir: &Path,
+    source: AgentSource,
+    reach: &Reach,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Agent> {
     let mut out = Vec::new();
     if !dir.is_dir() {
         return out;
@@ -194,7 +201,12 @@ pub fn load_dir(dir: &Path, source: AgentSource, warnings: &mut Vec<Warning>) ->
         &mut files,
         warnings,
     );
+    let contained = source == AgentSource::Project;
     for (path, _, _) in files {
+        if let Err(why) = reach.check(&path, contained) {
+            warnings.push(Warning::new(&path, why));
+            continue;
+        }
         let Some(doc) = read_doc(&path, warnings) else {
             continue;
         };
@@ -231,8 +243,14 @@ pub fn load_dir(dir: &Path, source: AgentSource, warnings: &mut Vec<Warning>) ->
     out
 }
 
-/// Loads a plugin's agents; subdirectories become part of the name (`plugin:sub:name`).
-pub fn load_plugin_dir(dir: &Path, plugin: &str, warnings: &mut Vec<Warning>) -> Vec<Agent> {
+/// Loads a plugin's agents; subdirectories become part of the name (`plugin:sub:name`). Each
+/// file passes `reach`'s secret check.
+pub fn load_plugin_dir(
+    dir: &Path,
+    plugin: &str,
+    reach: &Reach,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Agent> {
     let mut out = Vec::new();
     let mut files = Vec::new();
     if dir.is_file() {
@@ -253,6 +271,10 @@ pub fn load_plugin_dir(dir: &Path, plugin: &str, warnings: &mut Vec<Warning>) ->
         );
     }
     for (path, segs, stem) in files {
+        if let Err(why) = reach.check(&path, false) {
+            warnings.push(Warning::new(&path, why));
+            continue;
+        }
         let text = match crate::frontmatter::read_file(&path) {
             Ok(t) => t,
             Err(e) => {

@@ -238,8 +238,8 @@ pub fn load_context(opts: &ContextOptions) -> Context {
         ));
     }
 
-    let (skills_all, commands_all) = load_skills(opts, loader.project_root(), &mut warnings);
-    let agents = load_agents(opts, loader.project_root(), &mut warnings);
+    let (skills_all, commands_all) = load_skills(opts, &loader, &mut warnings);
+    let agents = load_agents(opts, &loader, &mut warnings);
     let managed_shell_disabled = settings.scope(Scope::Managed).any(|f| {
         f.value
             .get("disableSkillShellExecution")
@@ -575,9 +575,17 @@ fn project_dirs(opts: &ContextOptions, root: &Path) -> Vec<PathBuf> {
 
 fn load_skills(
     opts: &ContextOptions,
-    root: &Path,
+    loader: &MemoryLoader,
     warnings: &mut Vec<Warning>,
 ) -> (Vec<Skill>, Vec<Skill>) {
+    let (root, reach) = (loader.project_root(), loader.reach());
+    // A project's files must resolve inside it; every file is checked for secrets.
+    let unreachable = |file: &Path, contained: bool, warnings: &mut Vec<Warning>| {
+        reach
+            .check(file, contained)
+            .map_err(|why| warnings.push(Warning::new(file, why)))
+            .is_err()
+    };
     // Highest precedence first; the first of a name wins.
     let mut scopes: Vec<(SkillSource, PathBuf, PathBuf)> = Vec::new();
     if let Some(m) = &opts.managed_dir {
@@ -617,7 +625,11 @@ fn load_skills(
         }
     };
     for (source, sdir, cdir) in &scopes {
+        let contained = *source == SkillSource::Project;
         for (dir, file, name) in skills::scan_skill_dirs(sdir, opts.scan, warnings) {
+            if unreachable(&file, contained, warnings) {
+                continue;
+            }
             let Some(doc) = skills::read_doc(&file, warnings) else {
                 continue;
             };
@@ -634,6 +646,9 @@ fn load_skills(
             shadow(&mut skills_by, s, warnings);
         }
         for (file, _segs, stem) in skills::scan_command_files(cdir, warnings) {
+            if unreachable(&file, contained, warnings) {
+                continue;
+            }
             let Some(doc) = skills::read_doc(&file, warnings) else {
                 continue;
             };
@@ -654,6 +669,9 @@ fn load_skills(
     for p in &opts.plugins {
         for sdir in &p.skills_dirs {
             for (dir, file, dirname) in skills::scan_skill_dirs(sdir, opts.scan, warnings) {
+                if unreachable(&file, false, warnings) {
+                    continue;
+                }
                 let Some(doc) = skills::read_doc(&file, warnings) else {
                     continue;
                 };
@@ -678,6 +696,9 @@ fn load_skills(
         }
         for cdir in &p.commands_dirs {
             for (file, segs, stem) in skills::scan_command_files(cdir, warnings) {
+                if unreachable(&file, false, warnings) {
+                    continue;
+                }
                 let Some(doc) = skills::read_doc(&file, warnings) else {
                     continue;
                 };
@@ -727,12 +748,18 @@ fn load_skills(
     (skills, commands)
 }
 
-fn load_agents(opts: &ContextOptions, root: &Path, warnings: &mut Vec<Warning>) -> Vec<Agent> {
+fn load_agents(
+    opts: &ContextOptions,
+    loader: &MemoryLoader,
+    warnings: &mut Vec<Warning>,
+) -> Vec<Agent> {
+    let (root, reach) = (loader.project_root(), loader.reach());
     let mut all: Vec<Agent> = Vec::new();
     if let Some(m) = &opts.managed_dir {
         all.extend(agents::load_dir(
             &m.join(".claude/agents"),
             AgentSource::Managed,
+            reach,
             warnings,
         ));
     }
@@ -744,6 +771,7 @@ fn load_agents(opts: &ContextOptions, root: &Path, warnings: &mut Vec<Warning>) 
             all.extend(agents::load_dir(
                 &d.join(".claude/agents"),
                 AgentSource::Project,
+                reach,
                 warnings,
             ));
         }
@@ -752,12 +780,13 @@ fn load_agents(opts: &ContextOptions, root: &Path, warnings: &mut Vec<Warning>) 
         all.extend(agents::load_dir(
             &user.join("agents"),
             AgentSource::User,
+            reach,
             warnings,
         ));
     }
     for p in &opts.plugins {
         for d in &p.agents_dirs {
-            all.extend(agents::load_plugin_dir(d, &p.name, warnings));
+            all.extend(agents::load_plugin_dir(d, &p.name, reach, warnings));
         }
     }
     let mut out: Vec<Agent> = Vec::new();

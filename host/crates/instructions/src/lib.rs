@@ -4,6 +4,7 @@
 //! * [`memory`]: `CLAUDE.md`, `CLAUDE.local.md`, `AGENTS.md`, `@path` imports and rules.
 //! * [`skills`]: skills and legacy commands, the listing, substitutions and `!` injection.
 //! * [`agents`]: subagent definitions.
+//! * [`reach`]: which files may be read at all (links out of the project, secrets).
 //! * [`context`]: [`load_context`] puts it all together.
 //!
 //! Files live where Claude Code keeps them, with `$WARDEN_HOME` in place of `~/.claude`; Claude
@@ -16,6 +17,7 @@ pub mod fields;
 pub mod frontmatter;
 pub mod glob;
 pub mod memory;
+pub mod reach;
 pub mod skills;
 
 pub use agents::{Agent, AgentSource};

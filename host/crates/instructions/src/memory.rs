@@ -27,6 +27,11 @@
 //! them: they are the instructions of the place the session runs in, chosen by where they are.
 //! An import names an arbitrary file, so a checked-in `CLAUDE.md` saying `@.env` would
 //! otherwise put a file the session may not read into the model's context.
+//!
+//! Every file, memory file or import, also passes [`crate::reach`]: a project's file that is a
+//! link out of the project is not followed, and `.env` files and the user's credential stores
+//! are never read, rule or no rule. An `@path` written inside the project that resolves outside
+//! it through a link is refused even when external imports were approved.
 
 use std::collections::HashSet;
 use std::fmt;
@@ -40,6 +45,7 @@ use crate::diag::Warning;
 use crate::fields;
 use crate::frontmatter;
 use crate::glob::Matcher;
+use crate::reach::Reach;
 
 /// Files larger than this are skipped (Claude Code's limit).
 pub const MAX_MEMORY_BYTES: u64 = 4 << 20;
@@ -239,6 +245,7 @@ pub struct MemoryOptions {
 pub struct MemoryLoader {
     opts: MemoryOptions,
     project_root: PathBuf,
+    reach: Reach,
     excludes: GlobSet,
     processed: HashSet<PathBuf>,
     nested_done: HashSet<PathBuf>,
@@ -252,7 +259,8 @@ pub struct MemoryLoader {
 impl MemoryLoader {
     /// A loader for `opts`; nothing is read until [`MemoryLoader::load_start`].
     pub fn new(opts: MemoryOptions) -> Self {
-        let project_root = canonical_or_self(&warden_config::local_root(&opts.cwd));
+        let reach = Reach::new(&opts.cwd, opts.user_home.as_deref());
+        let project_root = reach.project_root().to_path_buf();
         let mut warnings = Vec::new();
         let mut b = GlobSetBuilder::new();
         for p in &opts.excludes {
@@ -270,6 +278,7 @@ impl MemoryLoader {
         MemoryLoader {
             opts,
             project_root,
+            reach,
             excludes,
             processed: HashSet::new(),
             nested_done: HashSet::new(),
@@ -282,6 +291,18 @@ impl MemoryLoader {
     /// The project root used for external-import checks.
     pub fn project_root(&self) -> &Path {
         &self.project_root
+    }
+
+    /// The containment and secret checks every file of the context passes (see
+    /// [`crate::reach`]).
+    pub fn reach(&self) -> &Reach {
+        &self.reach
+    }
+
+    /// Whether a file of type `mt` found at `path` must resolve inside the project: the
+    /// project's own files (not those of directories above it, nor the user's).
+    fn contained(&self, mt: MemoryType, path: &Path) -> bool {
+        matches!(mt, MemoryType::Project | MemoryType::Local) && self.reach.in_project(path)
     }
 
     /// Everything that loads at session start, in context order.
@@ -522,6 +543,13 @@ impl MemoryLoader {
         if memory_type != MemoryType::Managed && self.excluded(path, &real) {
             return None;
         }
+        if let Err(why) = self
+            .reach
+            .check_resolved(path, &real, self.contained(memory_type, path))
+        {
+            self.warnings.push(Warning::new(path, why));
+            return None;
+        }
         if meta.len() > MAX_MEMORY_BYTES {
             self.warnings.push(Warning::new(
                 path,
@@ -623,7 +651,13 @@ impl MemoryLoader {
                     continue;
                 }
             };
-            if let Err(why) = self.gate(&target, &target_real) {
+            // The session's Read deny rules first, so a refusal names the rule; then the
+            // default protection, which holds without any rule.
+            let reached = self.gate(&target, &target_real).and_then(|()| {
+                self.reach
+                    .check_resolved(&target, &target_real, self.contained(mt, &target))
+            });
+            if let Err(why) = reached {
                 self.warnings.push(Warning::at(
                     path,
                     imp.line,
@@ -735,6 +769,10 @@ impl MemoryLoader {
         collect_md(dir, &mut files, &mut seen, &mut self.warnings);
         for path in files {
             if self.rules.iter().any(|r| r.path == path) {
+                continue;
+            }
+            if let Err(why) = self.reach.check(&path, self.contained(mt, &path)) {
+                self.warnings.push(Warning::new(&path, why));
                 continue;
             }
             let text = match crate::frontmatter::read_file(&path) {

@@ -554,11 +554,17 @@ fn read_gate_applies_to_home_imports() {
         &fx.p("uhome/.ssh/id_rsa").display().to_string(),
     );
     assert!(w.message.contains("@~/.ssh/id_rsa"), "{w}");
-    // Without a gate the same import loads: the gate is what keeps it out.
+    // Without a gate the credential store stays out all the same.
     let mut o = fx.opts("proj");
     o.external_imports_approved = true;
     let ctx = load_context(&o);
-    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md", "uhome/.ssh/id_rsa"]);
+    assert_eq!(rel(&fx, &ctx), ["proj/CLAUDE.md"]);
+    let w = refusal(
+        &ctx,
+        &claude,
+        &fx.p("uhome/.ssh/id_rsa").display().to_string(),
+    );
+    assert!(w.message.contains("credential store"), "{w}");
 }
 
 // ---- 8.3 rules ----
@@ -660,9 +666,10 @@ fn broken_rule_yaml_is_auto_quoted_or_loaded_unconditionally() {
 #[test]
 fn rules_follow_symlinked_dirs_once() {
     let fx = Fx::new();
-    fx.w("shared-rules/s.md", "shared");
+    // Inside the project: a link out of it is not followed (see tests/trust.rs).
+    fx.w("proj/shared-rules/s.md", "shared");
     std::fs::create_dir_all(fx.p("proj/.claude/rules")).expect("mkdir");
-    std::os::unix::fs::symlink(fx.p("shared-rules"), fx.p("proj/.claude/rules/shared"))
+    std::os::unix::fs::symlink(fx.p("proj/shared-rules"), fx.p("proj/.claude/rules/shared"))
         .expect("symlink");
     std::os::unix::fs::symlink(fx.p("proj/.claude/rules"), fx.p("proj/.claude/rules/self"))
         .expect("symlink");
