@@ -28,7 +28,7 @@
 //! | `printf 'git pu%sh origin main' s \| sh` | a push no text can see: `origin` outside the project is neither readable nor writable | OS confinement |
 //! | `git grep -O'touch ../pwned' x` | a "read-only" command running code: it runs, confined | OS confinement |
 //! | skill with ``!`git grep --no-index -O"touch ../pwned" x -- README.md` `` and `allowed-tools: Bash(git grep:*)` (`warden skill show x`) | injected commands run in the same sandbox | OS confinement |
-//! | `sed -i … .claude/settings.json`, `cp evil .git/hooks/pre-commit`, `cp --target-directory=.git/hooks evil`, `git config core.fsmonitor 'touch ../pwned'` then `git status` (default and `acceptEdits`) | a call cannot leave the rules, hooks or git configuration changed | OS confinement (restored after the call) |
+//! | `sed -i … .claude/settings.json`, `cp evil .git/hooks/pre-commit`, `cp --target-directory=.git/hooks evil`, `git config core.fsmonitor 'touch ../pwned'` then `git status` (default and `acceptEdits`) | a call cannot leave the rules, hooks or git configuration changed | OS confinement (read-only in the call's mount namespace; restored after the call where there is none) |
 //! | the Write and Edit tools on `.claude/settings.json`, `.git/config`, `.mcp.json` (`--yes`, `bypassPermissions`) | protected paths need an allow rule naming them | capability check (fs) |
 //! | `sh -c 'setsid sleep 300 & echo $!'`, `sh -c '(sleep 300 & echo $! > sub/pid) & wait'` | no process outlives the call | OS confinement (subreaper supervisor) |
 //! | `rm -r -f secrets`, `rm -fr secrets`, `rm --recursive --force secrets` (no `--yes`) | `Bash(rm -rf *)` matches every spelling of the flags | text rules |
@@ -431,17 +431,29 @@ fn refused_all() -> Check {
     })
 }
 
-/// Calls `which` of an attack changed a protected path, and warden said it put it back.
+/// Calls `which` of an attack found the protected path read-only (the call's mount
+/// namespace), or changed it and warden said it put it back (carved, without one).
 fn restored(which: &'static [usize]) -> Check {
     Box::new(move |_, outs| {
         which
             .iter()
             .filter(|&&i| {
                 let o = &outs[i];
-                !String::from_utf8_lossy(&o.stdout).contains("now restored")
-                    && !String::from_utf8_lossy(&o.stderr).contains("now restored")
+                let all = format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&o.stdout),
+                    String::from_utf8_lossy(&o.stderr)
+                );
+                !all.contains("now restored")
+                    && !all.contains("Read-only file system")
+                    && !all.contains("Device or resource busy")
             })
-            .map(|i| format!("call {i} did not report a restore: {}", text(&outs[*i])))
+            .map(|i| {
+                format!(
+                    "call {i} neither was refused nor reported a restore: {}",
+                    text(&outs[*i])
+                )
+            })
             .collect()
     })
 }
