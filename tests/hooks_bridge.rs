@@ -277,12 +277,54 @@ fn an_unreadable_settings_file_or_plugin_state_blocks_a_guarded_call() {
 #[test]
 fn bridge_reports_unusable_input() {
     let t = tempfile::tempdir().expect("tempdir");
-    let out = warden(&["hook", "PreToolUse"], t.path(), "not json");
+    // An event that guards nothing keeps exit 1 for input it cannot read.
+    let out = warden(&["hook", "PostToolUse"], t.path(), "not json");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not valid JSON"));
     let out = warden(&["hook", "NoSuchEvent"], t.path(), "{}");
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("NoSuchEvent"));
+}
+
+/// Input a guard event cannot be answered from blocks the call (exit 2, the reason on
+/// stderr): exit 1 would be a non-blocking error, and Claude Code would run the call. Events
+/// that guard nothing keep exit 1.
+#[test]
+fn guard_events_block_on_input_they_cannot_read() {
+    let t = tempfile::tempdir().expect("tempdir");
+    let deep = format!("{{\"tool_input\":{}1{}}}", "[".repeat(300), "]".repeat(300));
+    let bad: [(&str, &str, &str); 4] = [
+        ("empty", "", "empty"),
+        ("malformed", "{\"tool_name\": \"Bash\",", "not valid JSON"),
+        (
+            "not an object",
+            "[\"Bash\", {\"command\": \"ls\"}]",
+            "JSON object",
+        ),
+        ("nested too deep", &deep, "recursion limit"),
+    ];
+    for (event, also) in [
+        ("PreToolUse", &["hook", "PreToolUse"][..]),
+        (
+            "PermissionRequest",
+            &["hook", "--wasm-only", "PermissionRequest"][..],
+        ),
+    ] {
+        for (what, input, says) in bad {
+            let out = warden_in(Some(t.path()), also, t.path(), input);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{event}, {what}: {stderr}");
+            assert!(
+                stderr.contains("blocked") && stderr.contains(says) && stderr.contains(event),
+                "{event}, {what}: {stderr}"
+            );
+            assert!(out.stdout.is_empty(), "{event}, {what}");
+        }
+    }
+    for (what, input, _) in bad {
+        let out = warden_in(Some(t.path()), &["hook", "PostToolUse"], t.path(), input);
+        assert_eq!(out.status.code(), Some(1), "PostToolUse, {what}");
+    }
 }
 
 #[test]

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use warden::session::{LoadProblemKind, Session};
-use warden_hooks::{Event, dispatch, render_stdout, to_cc_output};
+use warden_hooks::{Event, Outcome, dispatch, render_stdout, to_cc_output};
 
 use super::SessionArgs;
 
@@ -39,11 +39,36 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let event: Event = args.event.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
-    let mut text = String::new();
+    match respond(event, &args) {
+        Ok(code) => Ok(code),
+        // Claude Code reads any exit but 0 and 2 as a failed hook and lets the call proceed
+        // (unless the hook is declared `onFailure: "block"`), so a guard that cannot answer,
+        // whatever the reason (empty, malformed or too deeply nested input, a session that
+        // cannot be set up), blocks with exit 2 and says why.
+        Err(e) if is_guard(event) => {
+            eprintln!(
+                "warden hook {}: cannot answer, so the call is blocked: {e:#}",
+                event.as_str()
+            );
+            Ok(ExitCode::from(2))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The events whose answer decides whether a tool call runs: they fail closed.
+fn is_guard(event: Event) -> bool {
+    matches!(event, Event::PreToolUse | Event::PermissionRequest)
+}
+
+/// Reads the input, answers it and prints the answer; the exit code to end with.
+fn respond(event: Event, args: &Args) -> anyhow::Result<ExitCode> {
+    let mut bytes = Vec::new();
     std::io::stdin()
-        .read_to_string(&mut text)
+        .read_to_end(&mut bytes)
         .context("reading the hook input from stdin")?;
-    let input = parse_input(&text)?;
+    let text = std::str::from_utf8(&bytes).context("the hook input is not UTF-8")?;
+    let input = parse_input(text)?;
     // One event: a current-thread runtime starts no worker threads, and WASM hooks are
     // CPU-bound anyway; command hooks still run concurrently as child processes.
     let project_dir = std::env::var_os("CLAUDE_PROJECT_DIR").map(PathBuf::from);
@@ -67,8 +92,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(answer.code.clamp(0, 255) as u8))
 }
 
-/// A hook input: a JSON object.
+/// A hook input: a JSON object (nested at most as deep as `serde_json` reads, 128 levels).
 pub(crate) fn parse_input(text: &str) -> anyhow::Result<serde_json::Value> {
+    if text.trim().is_empty() {
+        anyhow::bail!(
+            "the hook input is empty; a Claude Code hook input (a JSON object) is expected on stdin"
+        );
+    }
     match serde_json::from_str(text) {
         Ok(v @ serde_json::Value::Object(_)) => Ok(v),
         Ok(_) => anyhow::bail!("the hook input must be a JSON object (a Claude Code hook input)"),
@@ -136,7 +166,7 @@ pub(crate) async fn answer(
         Err(e) => anyhow::bail!("{}", e.0),
     };
     opts.components = components;
-    let guard = matches!(event, Event::PreToolUse | Event::PermissionRequest);
+    let guard = is_guard(event);
     let session = Arc::new(Session::load(&opts));
     if guard && let Some(problem) = guard_problem(&session, &opts, wasm_only) {
         // A guard that cannot be set up blocks the call: exit 2 is Claude Code's "blocking
@@ -169,6 +199,22 @@ pub(crate) async fn answer(
     let result = dispatch(event, input, config, &dopts).await;
     if guard && let Some(problem) = result.failed_wasm_guard() {
         return Ok(Answer::blocked(event, problem));
+    }
+    if verbose {
+        // What the sandbox refused a hook, and the grant that would allow it.
+        for h in &result.handlers {
+            let message = match &h.result.outcome {
+                Outcome::NonBlockingError { message } => message,
+                Outcome::Blocking { reason, .. } => reason,
+                _ => continue,
+            };
+            out.stderr.extend(
+                message
+                    .lines()
+                    .filter(|l| l.starts_with("warden: "))
+                    .map(|l| format!("note: {}: {}", h.label, l.trim_start_matches("warden: "))),
+            );
+        }
     }
     let (stdout, code, stderr) = to_cc_output(&result.merged, event);
     let rendered = render_stdout(&stdout);

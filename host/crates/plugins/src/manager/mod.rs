@@ -71,7 +71,7 @@ use crate::error::io;
 use crate::fault;
 use crate::loader::{LoadContext, LoadedPlugin, load_plugin_with};
 use crate::marketplace::{MarketplaceEntry, PluginSource, load_marketplace};
-use crate::namespace::{data_dir_name, plugin_id, split_plugin_id};
+use crate::namespace::{data_dir_name, legacy_data_dir_name, plugin_id, split_plugin_id};
 use crate::progress::Progress;
 use crate::store::{InstallRecord, Store, enabled_plugins_in};
 use crate::util::now_iso;
@@ -161,9 +161,34 @@ impl PluginManager {
         &self.store
     }
 
-    /// `${CLAUDE_PLUGIN_DATA}` for a plugin id: `plugins/data/<id with [^A-Za-z0-9_-] → ->`.
+    /// `${CLAUDE_PLUGIN_DATA}` for a plugin id: `plugins/data/<name>`, Claude Code's
+    /// `<id with [^A-Za-z0-9_-] → ->`, made unique where that is lossy
+    /// ([`data_dir_name`](crate::namespace::data_dir_name)).
     pub fn data_dir(&self, plugin_id: &str) -> PathBuf {
         self.store.data_dir().join(data_dir_name(plugin_id))
+    }
+
+    /// [`PluginManager::data_dir`], after moving the directory an earlier version named with
+    /// the lossy flattening alone to it, when that directory can only be this plugin's: no
+    /// other installed plugin flattens to its name, and the new one does not exist yet.
+    fn adopt_data_dir<'a>(
+        &self,
+        plugin_id: &str,
+        mut installed: impl Iterator<Item = &'a String>,
+    ) -> PathBuf {
+        let dir = self.data_dir(plugin_id);
+        let name = legacy_data_dir_name(plugin_id);
+        let legacy = self.store.data_dir().join(&name);
+        if legacy != dir
+            && std::fs::symlink_metadata(&dir).is_err()
+            && std::fs::symlink_metadata(&legacy).is_ok_and(|m| m.is_dir())
+            && !installed.any(|other| other != plugin_id && legacy_data_dir_name(other) == name)
+        {
+            // Another session may have moved it first: either way the directory ends up at
+            // `dir`.
+            let _ = std::fs::rename(&legacy, &dir);
+        }
+        dir
     }
 
     fn progress(&self) -> Progress {
@@ -545,7 +570,7 @@ impl PluginManager {
                 plugin_id: id.clone(),
                 scope: r.scope,
                 install_path: r.install_path.clone(),
-                data_dir: self.data_dir(id),
+                data_dir: self.adopt_data_dir(id, installed.plugins.keys()),
                 version: r.version.clone(),
                 sha256: r.warden.as_ref().map(|w| w.sha256.clone()),
                 entry,
