@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 /// A project that cannot be opened.
 #[derive(Debug, thiserror::Error)]
-#[error("project {}: {source}", path.display())]
+#[error("project {}", path.display())]
 pub struct OpenError {
     /// The directory as given.
     pub path: PathBuf,

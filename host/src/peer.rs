@@ -37,7 +37,7 @@ pub enum PeerError {
         me: u32,
     },
     /// The kernel's socket table could not be read.
-    #[error("cannot read {} to tell who listens at {addr}: {source}", path.display())]
+    #[error("cannot read {} to tell who listens at {addr}", path.display())]
     Unreadable {
         /// The table (`/proc/net/tcp` or `tcp6`).
         path: PathBuf,

@@ -162,9 +162,10 @@ fn ours_healthy(addr: SocketAddr, wait: Duration) -> Result<bool, PeerError> {
 /// the session is stopped (`continue: false`, read from stdout whatever the exit code), and
 /// the command fails with the reason.
 fn refuse_listener(e: PeerError) -> anyhow::Error {
-    let reason = format!("warden serve --ensure: {e}; the session is stopped");
+    let e = anyhow::Error::from(e);
+    let reason = format!("warden serve --ensure: {e:#}; the session is stopped");
     println!("{}", json!({"continue": false, "stopReason": reason}));
-    anyhow::anyhow!(e)
+    e
 }
 
 fn ensure(args: &Args) -> anyhow::Result<ExitCode> {
