@@ -96,10 +96,14 @@ enum Cmd {
     /// Re-hash every installed plugin and compare with the digest recorded at install; exit 1
     /// when one was modified or is missing (`warden plugin install` restores it).
     Verify(JsonArgs),
-    /// Grant an installed plugin the capabilities it requests (after a lost or reset grant).
+    /// Grant an installed plugin the capabilities it requests (after a lost or reset grant),
+    /// or give its programs (command hooks, MCP servers) more: `--write`, `--read`,
+    /// `--network`.
     #[command(after_help = "Examples:
   warden plugin grant protect-secrets
-  warden plugin grant my-guard@my-marketplace --grant exec:git --grant env:HOME")]
+  warden plugin grant my-guard@my-marketplace --grant exec:git --grant env:HOME
+  warden plugin grant prettier-hooks --write '${CLAUDE_PROJECT_DIR}'
+  warden plugin grant docs-fetcher --network --read ~/.config/docs")]
     Grant(GrantArgs),
 }
 
@@ -312,6 +316,17 @@ struct GrantArgs {
     plugin: String,
     #[command(flatten)]
     consent: ConsentArgs,
+    /// Let the plugin's programs read and write PATH (repeatable; absolute, `~/…`, or
+    /// `${CLAUDE_PROJECT_DIR}`, `${CLAUDE_PLUGIN_ROOT}`, `${CLAUDE_PLUGIN_DATA}`).
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["yes", "grant"])]
+    write: Vec<String>,
+    /// Let the plugin's programs read PATH (repeatable).
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["yes", "grant"])]
+    read: Vec<String>,
+    /// Let the plugin's programs use the network (every host: the kernel cannot limit a
+    /// program to hosts).
+    #[arg(long, conflicts_with_all = ["yes", "grant"])]
+    network: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -808,6 +823,9 @@ fn verify(mgr: &PluginManager, json: bool) -> ExitCode {
 
 fn grant(mgr: &PluginManager, a: GrantArgs) -> ExitCode {
     let what = format!("grant plugin \"{}\"", a.plugin);
+    if !a.write.is_empty() || !a.read.is_empty() || a.network {
+        return grant_processes(mgr, a, &what);
+    }
     let mode = match ConsentMode::from_flags(a.consent.yes, &a.consent.grant) {
         Ok(m) => m,
         Err(msg) => return fail(a.json, "grant", &format!("Failed to {what}: {msg}")),
@@ -838,7 +856,58 @@ fn grant(mgr: &PluginManager, a: GrantArgs) -> ExitCode {
             } else {
                 println!("✔ Granted {} its requested capabilities", g.plugin_id);
                 for (c, caps) in &g.components {
-                    println!("  {c}: {caps}");
+                    println!("  {}: {caps}", warden_plugins::capability::shown_name(c));
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(a.json, "grant", &format!("Failed to {what}: {e}")),
+    }
+}
+
+/// `grant NAME --write PATH | --read PATH | --network`: what was asked for is what the user
+/// typed, so it needs no further consent.
+fn grant_processes(mgr: &PluginManager, a: GrantArgs, what: &str) -> ExitCode {
+    use warden_plugins::capability::{Capabilities, FsAccess, FsCapability};
+    let mut add = Capabilities::default();
+    for (paths, access) in [(&a.write, FsAccess::Write), (&a.read, FsAccess::Read)] {
+        for p in paths {
+            let expanded_home = p.starts_with("~/");
+            if p.is_empty()
+                || p.contains('\0')
+                || !(p.starts_with('/') || expanded_home || p.starts_with("${CLAUDE_"))
+            {
+                return fail(
+                    a.json,
+                    "grant",
+                    &format!(
+                        "Failed to {what}: `{p}` must be an absolute path, `~/…`, or start with ${{CLAUDE_PROJECT_DIR}}, ${{CLAUDE_PLUGIN_ROOT}} or ${{CLAUDE_PLUGIN_DATA}}"
+                    ),
+                );
+            }
+            add.fs.push(FsCapability {
+                path: p.clone(),
+                access,
+            });
+        }
+    }
+    if a.network {
+        add.net.push(warden_plugins::ANY_NETWORK.to_string());
+    }
+    match mgr.grant_processes(&a.plugin, &add) {
+        Ok(g) => {
+            if a.json {
+                match serde_json::to_string(&g) {
+                    Ok(s) => println!("{s}"),
+                    Err(e) => return fail(true, "grant", &format!("cannot encode JSON: {e}")),
+                }
+            } else {
+                println!("✔ Granted {} {add}", g.plugin_id);
+                if let Some(all) = g.component(warden_plugins::PROCESSES_GRANT_KEY) {
+                    println!(
+                        "  {}: {all}",
+                        warden_plugins::capability::shown_name(warden_plugins::PROCESSES_GRANT_KEY)
+                    );
                 }
             }
             ExitCode::SUCCESS

@@ -31,6 +31,8 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use tokio::io::AsyncReadExt;
 use warden_config::mcp::{ServerSpec, Transport};
 
+use crate::session::processes::{ProcessGuard, ProcessOrigin, ProcessProfiles};
+
 /// Bytes of a stdio server's stderr kept for diagnostics.
 pub const STDERR_TAIL: usize = 16 * 1024;
 /// Startup budget when `MCP_TIMEOUT` is unset (Claude Code's default).
@@ -110,8 +112,10 @@ pub struct Connection {
     peer: rmcp::Peer<RoleClient>,
     tools: Arc<RwLock<Vec<Tool>>>,
     stderr: Arc<Mutex<StderrTail>>,
-    /// Process group of a stdio server.
+    /// Process group of a stdio server (with `guard`: its supervisor's pid).
     pgid: Option<i32>,
+    /// The confinement of a confined stdio server, until it has ended.
+    guard: Mutex<Option<ProcessGuard>>,
     /// `serverInfo` of its `initialize` answer.
     pub server_info: Option<Implementation>,
     /// Per-call limit (the entry's `timeout`, else `MCP_TOOL_TIMEOUT`).
@@ -136,6 +140,8 @@ pub struct SpawnContext<'a> {
     pub cwd: &'a Path,
     /// `CLAUDE_PROJECT_DIR`.
     pub project_dir: &'a Path,
+    /// Confines the server (a plugin's, or a project's `.mcp.json`), for the whole session.
+    pub confine: Option<(&'a ProcessProfiles, ProcessOrigin)>,
 }
 
 impl Connection {
@@ -152,23 +158,31 @@ impl Connection {
         let stderr = Arc::new(Mutex::new(StderrTail::default()));
         let tool_timeout = spec.timeout.or_else(tool_timeout_from_env);
         let name = &spec.name;
+        let mut guard = None;
         let (service, pgid, transport) = match &spec.transport {
             Transport::Stdio { command, args, env } => {
-                let (service, pgid) =
+                let explainer = ctx.confine.as_ref().map(|(p, o)| p.explainer(o));
+                let (service, pgid, g) =
                     connect_stdio(handler, command, args, env, ctx, &stderr, startup)
                         .await
                         .map_err(|e| {
                             let tail = stderr.lock().map(|t| t.text()).unwrap_or_default();
                             let tail = tail.trim();
-                            if tail.is_empty() {
-                                McpError(format!("MCP server `{name}`: {e}"))
+                            let mut msg = if tail.is_empty() {
+                                format!("MCP server `{name}`: {e}")
                             } else {
-                                McpError(format!(
+                                format!(
                                     "MCP server `{name}`: {e}\n  its stderr ends:\n{}",
                                     indent(last_lines(tail, 8))
-                                ))
+                                )
+                            };
+                            for line in explainer.iter().flat_map(|x| x.explain(tail)) {
+                                msg.push_str("\n  ");
+                                msg.push_str(&line);
                             }
+                            McpError(msg)
                         })?;
+                guard = g;
                 (service, Some(pgid), "stdio")
             }
             Transport::Http { url, headers } => {
@@ -207,6 +221,7 @@ impl Connection {
             tools,
             stderr,
             pgid,
+            guard: Mutex::new(guard),
             server_info,
             tool_timeout,
             transport,
@@ -226,9 +241,24 @@ impl Connection {
         self.tools.read().map(|t| t.clone()).unwrap_or_default()
     }
 
-    /// What the server wrote on stderr lately (stdio servers).
+    /// What the server wrote on stderr lately (stdio servers), followed by what the sandbox
+    /// refused it, when its stderr shows a refusal.
     pub fn stderr_tail(&self) -> String {
-        self.stderr.lock().map(|t| t.text()).unwrap_or_default()
+        let mut text = self.stderr.lock().map(|t| t.text()).unwrap_or_default();
+        let notes = self
+            .guard
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().map(|g| g.explainer().explain(&text)))
+            .unwrap_or_default();
+        for line in notes {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
     }
 
     /// Calls `tool` with `arguments`, bounded by `limit` and the server's own per-call limit.
@@ -263,12 +293,22 @@ impl Connection {
     }
 
     fn kill_group(&self) {
-        if let Some(pgid) = self.pgid.filter(|p| *p > 1) {
+        let guard = self.guard.lock().ok().and_then(|mut g| g.take());
+        let Some(pgid) = self.pgid.filter(|p| *p > 1) else {
+            return;
+        };
+        match guard {
+            Some(guard) => {
+                end_supervisor(pgid);
+                // Every process of the server has ended: what it changed of the protected
+                // paths can be put back.
+                let _ = guard.finish(false, "");
+            }
             // SAFETY: killpg only sends a signal; the group is the one this connection
             // created for its server, so nothing else is in it.
-            unsafe {
+            None => unsafe {
                 libc::killpg(pgid, libc::SIGKILL);
-            }
+            },
         }
     }
 }
@@ -276,6 +316,25 @@ impl Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.kill_group();
+    }
+}
+
+/// Ends a confined server: SIGTERM makes its supervisor kill every process of the server
+/// (SIGKILL would leave those that left its session), then waits briefly for it to exit.
+fn end_supervisor(pid: i32) {
+    // SAFETY: kill(2) only sends a signal, to the supervisor this connection started.
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let stat = format!("/proc/{pid}/stat");
+    let deadline = std::time::Instant::now() + Duration::from_millis(500);
+    while std::time::Instant::now() < deadline {
+        match std::fs::read_to_string(&stat) {
+            // Exited: a zombie until the runtime reaps it.
+            Ok(s) if s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')) => return,
+            Ok(_) => std::thread::sleep(Duration::from_millis(2)),
+            Err(_) => return,
+        }
     }
 }
 
@@ -287,14 +346,26 @@ async fn connect_stdio(
     ctx: &SpawnContext<'_>,
     stderr: &Arc<Mutex<StderrTail>>,
     startup: Duration,
-) -> Result<(RunningService<RoleClient, Handler>, i32), String> {
+) -> Result<
+    (
+        RunningService<RoleClient, Handler>,
+        i32,
+        Option<ProcessGuard>,
+    ),
+    String,
+> {
     let mut cmd = tokio::process::Command::new(command);
     cmd.args(args)
         .envs(env)
         .env("CLAUDE_PROJECT_DIR", ctx.project_dir)
         .current_dir(ctx.cwd)
-        .process_group(0)
-        .kill_on_drop(true);
+        .process_group(0);
+    let guard = match &ctx.confine {
+        Some((profiles, origin)) => profiles.confine(origin, cmd.as_std_mut(), None)?,
+        None => None,
+    };
+    // A confined server's child is its supervisor, ended by SIGTERM (see `end_supervisor`).
+    cmd.kill_on_drop(guard.is_none());
     let (transport, err) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::piped())
         .spawn()
@@ -317,15 +388,20 @@ async fn connect_stdio(
             }
         });
     }
+    let confined = guard.is_some();
     let kill = |msg: String| {
-        // SAFETY: signals the group just created for this server.
-        unsafe {
-            libc::killpg(pid, libc::SIGKILL);
+        if confined {
+            end_supervisor(pid);
+        } else {
+            // SAFETY: signals the group just created for this server.
+            unsafe {
+                libc::killpg(pid, libc::SIGKILL);
+            }
         }
         msg
     };
     match tokio::time::timeout(startup, handler.serve(transport)).await {
-        Ok(Ok(s)) => Ok((s, pid)),
+        Ok(Ok(s)) => Ok((s, pid, guard)),
         Ok(Err(e)) => Err(kill(format!("initialize failed: {e}"))),
         Err(_) => Err(kill(format!(
             "no answer to initialize within {} ms (MCP_TIMEOUT)",

@@ -11,10 +11,11 @@ use std::sync::Arc;
 
 use rmcp::model::Tool;
 use serde_json::Value;
-use warden_config::mcp::{Approval, McpServers, PluginServer, ServerEntry, ServerSpec};
-use warden_config::{Home, Settings};
+use warden_config::mcp::{Approval, McpScope, McpServers, PluginServer, ServerEntry, ServerSpec};
+use warden_config::{Home, Scope, Settings};
 
 use super::client::{Connection, SpawnContext, startup_timeout};
+use crate::session::processes::{ProcessOrigin, ProcessProfiles};
 
 /// One configured server and its connection, once tried.
 pub struct HubServer {
@@ -87,6 +88,8 @@ pub struct McpHub {
     servers: Vec<HubServer>,
     project: PathBuf,
     problems: Vec<String>,
+    /// Confines plugin and project stdio servers (`None`: as Claude Code, unconfined).
+    profiles: Option<Arc<ProcessProfiles>>,
 }
 
 impl McpHub {
@@ -117,7 +120,16 @@ impl McpHub {
             servers,
             project: cwd.to_path_buf(),
             problems,
+            profiles: None,
         }
+    }
+
+    /// Confines the stdio servers of plugins and of the project's `.mcp.json` with
+    /// `profiles`. The user's own servers (user and local scope, added by the user) run as
+    /// the user configured them.
+    pub fn confined_by(mut self, profiles: Arc<ProcessProfiles>) -> Self {
+        self.profiles = Some(profiles);
+        self
     }
 
     /// Every configured server, in precedence order.
@@ -167,9 +179,19 @@ impl McpHub {
         server
             .conn
             .get_or_init(|| async {
+                let origin = match (&server.entry.plugin, server.entry.scope) {
+                    (Some(p), _) => Some(ProcessOrigin::Plugin {
+                        id: p.plugin_id.clone(),
+                        root: p.root.clone(),
+                        data_dir: p.data_dir.clone(),
+                    }),
+                    (None, McpScope::Project) => Some(ProcessOrigin::Settings(Scope::Project)),
+                    (None, _) => None,
+                };
                 let ctx = SpawnContext {
                     cwd: &self.project,
                     project_dir: &self.project,
+                    confine: self.profiles.as_deref().zip(origin),
                 };
                 Connection::connect(spec, &ctx, startup_timeout())
                     .await

@@ -23,6 +23,7 @@
 
 mod hooks;
 pub mod pipeline;
+pub mod processes;
 mod registry;
 
 use std::path::{Path, PathBuf};
@@ -233,6 +234,7 @@ pub struct Session {
     model_runner: OnceLock<Arc<dyn warden_hooks::ModelHookRunner>>,
     wasm_slots: OnceLock<Arc<hooks::WasmSlots>>,
     dispatch_base: OnceLock<DispatchOptions>,
+    process_profiles: OnceLock<Arc<processes::ProcessProfiles>>,
 }
 
 impl std::fmt::Debug for Session {
@@ -280,6 +282,7 @@ impl Session {
             model_runner: OnceLock::new(),
             wasm_slots: OnceLock::new(),
             dispatch_base: OnceLock::new(),
+            process_profiles: OnceLock::new(),
         }
     }
 
@@ -416,7 +419,10 @@ impl Session {
         let mut opts = base
             .clone()
             .with_wasm_runner(runner)
-            .with_mcp_runner(Arc::new(McpHookRunner::new(self.clone())));
+            .with_mcp_runner(Arc::new(McpHookRunner::new(self.clone())))
+            .with_process_confiner(Arc::new(processes::HookConfiner {
+                profiles: self.process_profiles().clone(),
+            }));
         if let Some(runner) = self.model_runner.get() {
             opts = opts.with_model_runner(runner.clone());
         }
@@ -428,6 +434,12 @@ impl Session {
     fn wasm_slots(&self) -> &Arc<hooks::WasmSlots> {
         self.wasm_slots
             .get_or_init(|| Arc::new(hooks::WasmSlots::of(self)))
+    }
+
+    /// How the programs plugins and the project start are confined (see [`processes`]).
+    pub fn process_profiles(&self) -> &Arc<processes::ProcessProfiles> {
+        self.process_profiles
+            .get_or_init(|| Arc::new(processes::ProcessProfiles::of(self)))
     }
 
     /// Gives `prompt` and `agent` hook handlers a model (the conversation's); without one they
@@ -461,6 +473,7 @@ impl Session {
                 )
             });
             McpHub::load(&self.cwd, &self.home, &self.settings, plugins)
+                .confined_by(self.process_profiles().clone())
         })
     }
 

@@ -18,8 +18,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use crate::config::{HookConfig, HookSource, RegisteredHook};
 use crate::event::Event;
 use crate::exec::{
-    McpToolCall, McpToolRunner, ProcessSpec, RawOutcome, WasmHookCall, WasmHookRunner,
-    interpolate_header, mcp_raw_outcome, run_http, run_process, substitute_input,
+    McpToolCall, McpToolRunner, ProcessConfiner, ProcessSpec, RawOutcome, WasmHookCall,
+    WasmHookRunner, interpolate_header, mcp_raw_outcome, run_http, run_process, substitute_input,
 };
 use crate::handler::{CommandHandler, HandlerKind, HandlerType, Shell};
 use crate::merge::{MergedResult, merge_iter};
@@ -96,6 +96,9 @@ pub struct DispatchOptions {
     pub pid: Option<u32>,
     /// Receives results of `async` hooks (dropped when `None`).
     pub async_sink: Option<UnboundedSender<AsyncHookReport>>,
+    /// Confines command handlers' processes (`None`: they run unconfined, as Claude Code runs
+    /// them).
+    pub process_confiner: Option<Arc<dyn ProcessConfiner>>,
 }
 
 impl std::fmt::Debug for DispatchOptions {
@@ -108,6 +111,7 @@ impl std::fmt::Debug for DispatchOptions {
             .field("cwd", &self.cwd)
             .field("project_dir", &self.project_dir)
             .field("stop_block_cap", &self.stop_block_cap)
+            .field("confined", &self.process_confiner.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -135,7 +139,14 @@ impl DispatchOptions {
             stop_block_cap,
             pid: None,
             async_sink: None,
+            process_confiner: None,
         }
+    }
+
+    /// Confines command handlers' processes with `confiner`.
+    pub fn with_process_confiner(mut self, confiner: Arc<dyn ProcessConfiner>) -> Self {
+        self.process_confiner = Some(confiner);
+        self
     }
 
     /// Sets the WASM runner.
@@ -940,6 +951,11 @@ fn process_spec(
         cwd: ctx.opts.cwd.clone(),
         stdin: ctx.input.clone(),
         timeout,
+        confine: ctx
+            .opts
+            .process_confiner
+            .clone()
+            .map(|c| (c, source.clone())),
     }
 }
 

@@ -242,8 +242,38 @@ pub(crate) fn mcp_raw_outcome(server: &str, tool: &str, reply: McpToolReply) -> 
     }
 }
 
+/// How lines the host adds to a confined handler's stderr start (see
+/// [`ConfinedProcess::finish`]).
+pub const HOST_NOTE_PREFIX: &str = "warden: ";
+
+/// Confines the processes command handlers start. The host implements it with the OS's
+/// confinement (Linux: `warden-confine`); without one, handlers run as Claude Code runs them.
+pub trait ProcessConfiner: Send + Sync {
+    /// Prepares `cmd`, a handler declared by `source`, so the process it spawns is confined.
+    /// `Ok(None)`: the user opted this source out, run it as it is. `Err`: it must not start;
+    /// the message says why (it becomes the handler's error).
+    ///
+    /// When confined, the child `cmd` spawns is a supervisor: the dispatcher ends the call
+    /// with SIGTERM to it (never SIGKILL, which would leave processes that left its session).
+    fn confine(
+        &self,
+        source: &crate::config::HookSource,
+        cmd: &mut std::process::Command,
+        timeout: Duration,
+    ) -> Result<Option<Box<dyn ConfinedProcess>>, String>;
+}
+
+/// A confined handler's process, until it has been waited for.
+pub trait ConfinedProcess: Send {
+    /// Called once the supervisor has been waited for (every process of the call has ended):
+    /// undoes what the call left, and returns lines to add to the handler's stderr (restored
+    /// paths, refusals of the sandbox explained with the grant that would allow them).
+    /// `exit_code` is the handler's, `None` when it timed out or was killed.
+    fn finish(self: Box<Self>, exit_code: Option<i32>, stderr: &str) -> Vec<String>;
+}
+
 /// A fully prepared process.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct ProcessSpec {
     pub program: String,
     pub args: Vec<String>,
@@ -251,21 +281,42 @@ pub(crate) struct ProcessSpec {
     pub cwd: PathBuf,
     pub stdin: Arc<str>,
     pub timeout: Duration,
+    /// Confines the process, with the handler's source.
+    pub confine: Option<(Arc<dyn ProcessConfiner>, crate::config::HookSource)>,
+}
+
+impl std::fmt::Debug for ProcessSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProcessSpec")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("cwd", &self.cwd)
+            .field("timeout", &self.timeout)
+            .field("confined", &self.confine.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 /// Kills a whole process group when dropped while armed: a cancelled dispatch (or a timeout)
-/// must not leave hook processes behind.
+/// must not leave hook processes behind. A confined child is a supervisor: it gets SIGTERM,
+/// on which it kills every process of the call, including those that left its group.
 struct GroupGuard {
     pgid: Option<i32>,
+    supervisor: bool,
 }
 
 impl GroupGuard {
     fn kill(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             // SAFETY: `kill` has no memory-safety preconditions; a negative pid addresses the
-            // process group this guard's child leads (spawned with `process_group(0)`).
+            // process group this guard's child leads (spawned with `process_group(0)`), a
+            // positive one the supervisor itself.
             unsafe {
-                libc::kill(-pgid, libc::SIGKILL);
+                if self.supervisor {
+                    libc::kill(pgid, libc::SIGTERM);
+                } else {
+                    libc::kill(-pgid, libc::SIGKILL);
+                }
             }
         }
     }
@@ -322,14 +373,28 @@ pub(crate) async fn run_process(spec: ProcessSpec) -> RawOutcome {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
+        .process_group(0);
+    let confined = match &spec.confine {
+        Some((confiner, source)) => {
+            match confiner.confine(source, cmd.as_std_mut(), spec.timeout) {
+                Ok(c) => c,
+                Err(e) => {
+                    return RawOutcome::error(format!("`{}` was not started: {e}", spec.program));
+                }
+            }
+        }
+        None => None,
+    };
+    // A confined child is its supervisor; SIGKILL on drop would leave escaped processes, so
+    // the guard below ends it instead.
+    cmd.kill_on_drop(confined.is_none());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return RawOutcome::error(format!("cannot start `{}`: {e}", spec.program)),
     };
     let mut guard = GroupGuard {
         pgid: child.id().and_then(|p| i32::try_from(p).ok()),
+        supervisor: confined.is_some(),
     };
     if let Some(mut stdin) = child.stdin.take() {
         let data = spec.stdin.clone();
@@ -354,6 +419,10 @@ pub(crate) async fn run_process(spec: ProcessSpec) -> RawOutcome {
         Ok(Ok(status)) => status,
         Ok(Err(e)) => {
             guard.kill();
+            if let Some(c) = confined {
+                let _ = child.wait().await;
+                c.finish(None, "");
+            }
             return RawOutcome::error(format!("waiting for `{}` failed: {e}", spec.program));
         }
         Err(_) => {
@@ -362,11 +431,15 @@ pub(crate) async fn run_process(spec: ProcessSpec) -> RawOutcome {
             for t in [out_task, err_task].into_iter().flatten() {
                 t.abort();
             }
+            if let Some(c) = confined {
+                c.finish(None, "");
+            }
             return RawOutcome::timed_out();
         }
     };
-    // The leader has exited; its group may live on (background children are the hook's
-    // business, as in Claude Code), so the guard no longer owns it.
+    // The leader has exited. Unconfined, its group may live on (background children are the
+    // hook's business, as in Claude Code), so the guard no longer owns it; confined, the
+    // supervisor has already ended every process of the call.
     guard.disarm();
     let remaining = spec.timeout.saturating_sub(started.elapsed());
     let grace = remaining.min(PIPE_GRACE);
@@ -380,10 +453,20 @@ pub(crate) async fn run_process(spec: ProcessSpec) -> RawOutcome {
         use std::os::unix::process::ExitStatusExt;
         status.signal().map(|s| 128 + s)
     });
+    let mut stderr = take(&err_buf);
+    if let Some(c) = confined {
+        for note in c.finish(code, &stderr) {
+            if !stderr.is_empty() && !stderr.ends_with('\n') {
+                stderr.push('\n');
+            }
+            stderr.push_str(&note);
+            stderr.push('\n');
+        }
+    }
     RawOutcome {
         exit_code: code,
         stdout: take(&out_buf),
-        stderr: take(&err_buf),
+        stderr,
         timed_out: false,
         error: None,
         json: None,

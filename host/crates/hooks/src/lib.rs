@@ -78,8 +78,8 @@ pub use dispatch::{
 };
 pub use event::{Event, UnknownEvent};
 pub use exec::{
-    MAX_CAPTURE_BYTES, McpToolCall, McpToolReply, McpToolRunner, PIPE_GRACE, RawOutcome,
-    WasmHookCall, WasmHookRunner,
+    ConfinedProcess, MAX_CAPTURE_BYTES, McpToolCall, McpToolReply, McpToolRunner, PIPE_GRACE,
+    ProcessConfiner, RawOutcome, WasmHookCall, WasmHookRunner,
 };
 pub use handler::{
     CommandHandler, Handler, HandlerKind, HandlerType, HttpHandler, MAX_TIMEOUT,

@@ -419,11 +419,22 @@ fn classify(
                 };
             }
             let detail = first_line(&raw.stderr);
-            let detail = if detail.is_empty() {
+            let mut detail = if detail.is_empty() {
                 format!("exit code {code}")
             } else {
                 detail.to_string()
             };
+            // What the host added about the handler's confinement (what the sandbox refused,
+            // what it put back) is kept whole.
+            for note in raw
+                .stderr
+                .lines()
+                .skip(1)
+                .filter(|l| l.starts_with(crate::exec::HOST_NOTE_PREFIX))
+            {
+                detail.push('\n');
+                detail.push_str(note);
+            }
             Classified::of(Outcome::NonBlockingError {
                 message: cap_text(
                     &format!("{label} hook error: Failed with non-blocking status code: {detail}"),

@@ -103,7 +103,13 @@ impl fmt::Display for Capabilities {
                 c.path
             ));
         }
-        parts.extend(self.net.iter().map(|n| format!("net {n}")));
+        parts.extend(self.net.iter().map(|n| {
+            if n == crate::warden::ANY_NETWORK {
+                "network (every host)".to_string()
+            } else {
+                format!("net {n}")
+            }
+        }));
         parts.extend(self.env.iter().map(|n| format!("env {n}")));
         parts.extend(self.exec.iter().map(|n| format!("exec {n}")));
         f.write_str(&parts.join(", "))
@@ -145,7 +151,7 @@ impl fmt::Display for CapabilityRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{} requests:", self.plugin_id)?;
         for (name, caps) in &self.components {
-            writeln!(f, "  {name}: {caps}")?;
+            writeln!(f, "  {}: {caps}", shown_name(name))?;
         }
         Ok(())
     }
@@ -185,10 +191,20 @@ impl Grant {
     }
 }
 
+/// How a key of a request or grant is shown: a component's name, or what the processes'
+/// entry stands for.
+pub fn shown_name(key: &str) -> &str {
+    if key == crate::warden::PROCESSES_GRANT_KEY {
+        "programs (command hooks, MCP servers)"
+    } else {
+        key
+    }
+}
+
 /// Formats a "needs consent" diff: one line per component.
 pub fn format_diff(diff: &BTreeMap<String, Capabilities>) -> String {
     diff.iter()
-        .map(|(n, c)| format!("{n}: +{c}"))
+        .map(|(n, c)| format!("{}: +{c}", shown_name(n)))
         .collect::<Vec<_>>()
         .join("; ")
 }

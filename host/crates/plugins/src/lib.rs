@@ -42,4 +42,6 @@ pub use manifest::{ComponentSpec, PluginManifest};
 pub use marketplace::{Marketplace, MarketplaceEntry, PluginSource, load_marketplace};
 pub use progress::Progress;
 pub use validate::validate;
-pub use warden::{WARDEN_TOML, WardenComponent, WardenSection, World};
+pub use warden::{
+    ANY_NETWORK, PROCESSES_GRANT_KEY, WARDEN_TOML, WardenComponent, WardenSection, World,
+};

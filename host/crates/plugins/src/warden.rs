@@ -13,7 +13,18 @@
 //! hooks = [{ type = "wasm", component = "guard", timeout = 5, onFailure = "block" }]
 //!
 //! # tools = ["fmt"]   (components of world `tool`; top-level keys go before the first table)
+//!
+//! [processes]          # what the plugin's command hooks and stdio servers need beyond the default
+//! fs = [{ path = "${CLAUDE_PROJECT_DIR}", access = "write" }]   # a formatter rewrites project files
+//! network = true       # the kernel cannot limit programs to hosts: on means every host
 //! ```
+//!
+//! Every program a plugin starts (command hooks, stdio MCP servers) runs confined by the OS
+//! to a default profile: the system and toolchain directories, the plugin's own root and the
+//! project (minus denied paths) readable, only the plugin's data directory and a private
+//! temporary directory writable, no network. `[processes]` asks for more; like component
+//! capabilities it is shown at install and granted only with consent, pinned to the plugin's
+//! digest (stored under [`PROCESSES_GRANT_KEY`]).
 //! Claude Code's validator refuses hooks it finds under an unknown key of `plugin.json`, so a
 //! separate file is the only place where they leave the plugin valid there. The same content
 //! under a `warden` key of `plugin.json` is still read (earlier versions put it there), with a
@@ -34,6 +45,14 @@ use crate::util::{Src, did_you_mean, has_parent_segment, line_col, read_limited}
 
 /// The file at the plugin root that holds Warden's part of a plugin.
 pub const WARDEN_TOML: &str = "warden.toml";
+
+/// The key a plugin's `[processes]` request and grant are kept under, beside its components'
+/// (a component name must start with a letter or digit, so none can take it).
+pub const PROCESSES_GRANT_KEY: &str = "@processes";
+
+/// How a network grant for processes is written in [`Capabilities::net`]: the kernel cannot
+/// limit a program to hosts, so it is every host.
+pub const ANY_NETWORK: &str = "*";
 
 /// The WIT world a component implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
@@ -71,6 +90,9 @@ pub struct WardenSection {
     pub hooks: Map<String, Value>,
     /// Names of components (world `tool`) exposed as tools.
     pub tools: Vec<String>,
+    /// What the plugin's processes (command hooks, stdio servers) ask for beyond the default
+    /// profile: `fs` paths and, as [`ANY_NETWORK`] in `net`, the network.
+    pub processes: Option<Capabilities>,
 }
 
 impl WardenSection {
@@ -102,12 +124,18 @@ impl WardenSection {
         Value::Object(v)
     }
 
-    /// Capabilities requested per component.
+    /// Capabilities requested per component, and the processes' request under
+    /// [`PROCESSES_GRANT_KEY`].
     pub fn requests(&self) -> BTreeMap<String, Capabilities> {
-        self.components
+        let mut out: BTreeMap<String, Capabilities> = self
+            .components
             .iter()
             .map(|(n, c)| (n.clone(), c.capabilities.clone()))
-            .collect()
+            .collect();
+        if let Some(p) = self.processes.as_ref().filter(|p| !p.is_empty()) {
+            out.insert(PROCESSES_GRANT_KEY.to_string(), p.clone());
+        }
+        out
     }
 }
 
@@ -137,8 +165,8 @@ pub(crate) fn parse_warden(
     };
     let start = diags.len();
     for k in o.keys() {
-        if !matches!(k.as_str(), "components" | "hooks" | "tools") {
-            let hint = did_you_mean(k, &["components", "hooks", "tools"])
+        if !matches!(k.as_str(), "components" | "hooks" | "tools" | "processes") {
+            let hint = did_you_mean(k, &["components", "hooks", "tools", "processes"])
                 .map(|s| format!(" (did you mean `{s}`?)"))
                 .unwrap_or_default();
             diags.push(
@@ -233,11 +261,80 @@ pub(crate) fn parse_warden(
             .at(pos("tools")),
         ),
     }
+    if let Some(p) = o.get("processes") {
+        sec.processes = parse_processes(p, file, src, prefix, diags);
+    }
     if diags[start..].iter().any(Diagnostic::is_error) {
         None
     } else {
         Some(sec)
     }
+}
+
+/// `[processes]`: `fs` as in a component's capabilities, `network` a boolean.
+fn parse_processes(
+    v: &Value,
+    file: &Path,
+    src: Src<'_>,
+    prefix: &str,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<Capabilities> {
+    let pos = |k: &str| src.pos(k);
+    let Value::Object(o) = v else {
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!(
+                    "`{prefix}processes` must be {}, found {}",
+                    src.a_map(),
+                    src.type_name(v)
+                ),
+            )
+            .at(pos("processes")),
+        );
+        return None;
+    };
+    let mut fs_only = Map::new();
+    let mut network = false;
+    for (k, val) in o {
+        match (k.as_str(), val) {
+            ("fs", _) => {
+                fs_only.insert(k.clone(), val.clone());
+            }
+            ("network", Value::Bool(b)) => network = *b,
+            ("network", other) => diags.push(
+                Diagnostic::error(
+                    file,
+                    format!(
+                        "`{prefix}processes.network` must be true or false, found {}",
+                        src.type_name(other)
+                    ),
+                )
+                .at(pos("network")),
+            ),
+            _ => diags.push(
+                Diagnostic::warning(
+                    file,
+                    format!(
+                        "unknown key `{k}` in `{prefix}processes` is ignored (known: fs, network)"
+                    ),
+                )
+                .at(pos(k)),
+            ),
+        }
+    }
+    let mut caps = parse_capabilities(
+        "processes",
+        &Value::Object(fs_only),
+        file,
+        src,
+        prefix,
+        diags,
+    )?;
+    if network {
+        caps.net.push(ANY_NETWORK.to_string());
+    }
+    Some(caps)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -376,7 +473,14 @@ fn parse_component(
     };
     let caps = match c.get("capabilities") {
         None => Some(Capabilities::default()),
-        Some(v) => parse_capabilities(name, v, file, src, prefix, diags),
+        Some(v) => parse_capabilities(
+            &format!("components.{name}.capabilities"),
+            v,
+            file,
+            src,
+            prefix,
+            diags,
+        ),
     };
     ok &= world.is_some() && path.is_some() && caps.is_some();
     if !ok {
@@ -394,6 +498,8 @@ fn parse_component(
 }
 
 /// Parses a `capabilities` object, checking the syntax of every entry.
+/// `comp` is where the table sits, without `prefix`: `components.<name>.capabilities`, or
+/// `processes`.
 pub(crate) fn parse_capabilities(
     comp: &str,
     v: &Value,
@@ -409,7 +515,7 @@ pub(crate) fn parse_capabilities(
             Diagnostic::error(
                 file,
                 format!(
-                    "`{prefix}components.{comp}.capabilities` must be {}, found {}",
+                    "`{prefix}{comp}` must be {}, found {}",
                     src.a_map(),
                     type_name(v)
                 ),
@@ -421,13 +527,7 @@ pub(crate) fn parse_capabilities(
     let start = diags.len();
     let mut caps = Capabilities::default();
     let err = |diags: &mut Vec<Diagnostic>, key: &str, msg: String| {
-        diags.push(
-            Diagnostic::error(
-                file,
-                format!("`{prefix}components.{comp}.capabilities.{key}`: {msg}"),
-            )
-            .at(pos(key)),
-        );
+        diags.push(Diagnostic::error(file, format!("`{prefix}{comp}.{key}`: {msg}")).at(pos(key)));
     };
     for (k, val) in o {
         let Value::Array(items) = val else {

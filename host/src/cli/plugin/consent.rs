@@ -179,7 +179,7 @@ fn decide(
 fn render(caps: &BTreeMap<String, Capabilities>) -> String {
     let mut s = String::new();
     for (name, c) in caps {
-        let _ = writeln!(s, "  {name}:");
+        let _ = writeln!(s, "  {}:", warden_plugins::capability::shown_name(name));
         let mut line = |kind: &str, items: Vec<String>| {
             if !items.is_empty() {
                 let _ = writeln!(s, "    {kind:<5} {}", items.join(", "));
@@ -194,7 +194,19 @@ fn render(caps: &BTreeMap<String, Capabilities>) -> String {
                 })
                 .collect(),
         );
-        line("net", c.net.clone());
+        line(
+            "net",
+            c.net
+                .iter()
+                .map(|n| {
+                    if n == warden_plugins::ANY_NETWORK {
+                        "every host".to_string()
+                    } else {
+                        n.clone()
+                    }
+                })
+                .collect(),
+        );
         line("env", c.env.clone());
         line("exec", c.exec.clone());
     }

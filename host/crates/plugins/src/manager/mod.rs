@@ -65,7 +65,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 use warden_config::{Home, Scope};
 
-use crate::capability::{CapabilityRequest, Grant};
+use crate::capability::{Capabilities, CapabilityRequest, Grant};
 use crate::digest::{file_sha256, tree_digest};
 use crate::error::io;
 use crate::fault;
@@ -75,6 +75,7 @@ use crate::namespace::{data_dir_name, legacy_data_dir_name, plugin_id, split_plu
 use crate::progress::Progress;
 use crate::store::{InstallRecord, Store, enabled_plugins_in};
 use crate::util::now_iso;
+use crate::warden::PROCESSES_GRANT_KEY;
 use install::{enabled_value, set_enabled_key};
 
 pub use crate::error::PluginError;
@@ -525,14 +526,65 @@ impl PluginManager {
                 ),
             });
         }
+        let mut grants = self.store.grants()?;
+        let mut components = req.components;
+        // What the user granted the plugin's programs one by one (`grant --write …`) for this
+        // very version stays: granting the request adds to it.
+        if let Some(extra) = grants
+            .get(&req.plugin_id, &req.digest)
+            .and_then(|g| g.component(PROCESSES_GRANT_KEY))
+        {
+            let entry = components
+                .entry(PROCESSES_GRANT_KEY.to_string())
+                .or_default();
+            merge_caps(entry, extra);
+        }
         let g = Grant {
             plugin_id: req.plugin_id.clone(),
             digest: req.digest.clone(),
-            components: req.components,
+            components,
             component_digests: component_digests(&loaded)?,
             granted_at: now_iso(),
         };
+        grants.put(g.clone());
+        fault::point("grant.checked");
+        self.store.write_grants(&grants)?;
+        fault::point("grant.written");
+        Ok(g)
+    }
+
+    /// `grant <plugin> --write PATH | --read PATH | --network`: adds to what the plugin's
+    /// programs (command hooks, stdio MCP servers) may do, for its recorded digest, whether or
+    /// not it asked. Like [`grant`](Self::grant), a cache copy modified since install is
+    /// refused; an update to other bytes starts again from what that version asks for.
+    pub fn grant_processes(&self, spec: &str, add: &Capabilities) -> Result<Grant, PluginError> {
+        let (req, loaded, rec) = self.installed_request(spec)?;
+        if tree_digest(&rec.install_path).ok().as_deref() != Some(req.digest.as_str()) {
+            return Err(PluginError::State {
+                path: rec.install_path,
+                message: format!(
+                    "does not match the digest recorded at install; run `warden plugin verify`, and reinstall {} before granting it anything",
+                    req.plugin_id
+                ),
+            });
+        }
         let mut grants = self.store.grants()?;
+        let mut g = match grants.get(&req.plugin_id, &req.digest) {
+            Some(g) => g.clone(),
+            None => Grant {
+                plugin_id: req.plugin_id.clone(),
+                digest: req.digest.clone(),
+                components: BTreeMap::new(),
+                component_digests: component_digests(&loaded)?,
+                granted_at: now_iso(),
+            },
+        };
+        let entry = g
+            .components
+            .entry(PROCESSES_GRANT_KEY.to_string())
+            .or_default();
+        merge_caps(entry, add);
+        g.granted_at = now_iso();
         grants.put(g.clone());
         fault::point("grant.checked");
         self.store.write_grants(&grants)?;
@@ -628,4 +680,25 @@ fn record_entry(r: &InstallRecord, id: &str) -> Option<MarketplaceEntry> {
         sha256: None,
         raw,
     })
+}
+
+/// Adds what `add` grants to `into`, keeping one entry per path at the higher access.
+fn merge_caps(into: &mut Capabilities, add: &Capabilities) {
+    for f in &add.fs {
+        match into.fs.iter_mut().find(|g| g.path == f.path) {
+            Some(g) => g.access = g.access.max(f.access),
+            None => into.fs.push(f.clone()),
+        }
+    }
+    for (have, more) in [
+        (&mut into.net, &add.net),
+        (&mut into.env, &add.env),
+        (&mut into.exec, &add.exec),
+    ] {
+        for x in more {
+            if !have.contains(x) {
+                have.push(x.clone());
+            }
+        }
+    }
 }
