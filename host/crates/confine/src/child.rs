@@ -1,12 +1,17 @@
 //! Code that runs between `fork` and `exec`.
 //!
-//! The process the caller forks becomes a supervisor: it marks itself a child subreaper, forks
-//! the real command, and waits. When the command exits, the call's deadline passes, or the
-//! supervisor is asked to end (SIGTERM, SIGINT, SIGHUP), it kills every process left below it
-//! (orphans, even `setsid` double forks, are re-parented to a subreaper) and exits the way the
-//! command did. The command hides denied paths in a private mount namespace when planned
-//! (see [`hide`](crate::hide)), confines itself (no_new_privs, Landlock, seccomp) and returns
-//! to `exec`.
+//! The process the caller forks becomes a supervisor: it marks itself a child subreaper and,
+//! where the kernel allows it, gives its children a PID namespace of their own whose init it
+//! starts first (see [`isolate`](crate::isolate)); then it forks the real command and waits.
+//! When the command exits, the call's deadline passes, or the supervisor is asked to end
+//! (SIGTERM, SIGINT, SIGHUP), it ends every process left: with a PID namespace by killing its
+//! init, which takes the whole namespace with it; without, by killing every process left
+//! below it (orphans, even `setsid` double forks, are re-parented to a subreaper), found in
+//! `/proc`. Then it exits the way the command did. The command enters a private mount
+//! namespace when it hides denied paths (see [`hide`](crate::hide)) or has a PID namespace
+//! (its own `/proc` is mounted there), drops its capabilities, marks every descriptor but the
+//! standard streams close-on-exec, confines itself (no_new_privs, Landlock, seccomp) and
+//! returns to `exec`.
 //!
 //! Both run in a fork of a multithreaded process, so everything here is a raw system call on
 //! memory prepared before the fork: no allocation, no locks.
@@ -27,6 +32,8 @@ pub(crate) struct ChildPlan {
     pub timeout: Option<Duration>,
     /// Denied paths to cover in a private mount namespace before Landlock applies.
     pub hide: Option<crate::hide::Plan>,
+    /// A PID namespace for the command, with its own `/proc`.
+    pub pid: Option<crate::isolate::PidPlan>,
 }
 
 fn check(r: c_int) -> io::Result<()> {
@@ -57,8 +64,28 @@ pub(crate) unsafe fn run(plan: &ChildPlan) -> io::Result<()> {
         // An inherited SIG_IGN would have the kernel reap the command unseen.
         libc::signal(libc::SIGCHLD, libc::SIG_DFL);
         let supervisor = libc::getpid();
+        // Init's stack: in this frame, which the supervisor never leaves (`supervise` does
+        // not return), so it outlives init.
+        let mut init_stack = std::mem::MaybeUninit::<[u8; crate::isolate::INIT_STACK]>::uninit();
+        let init = match &plan.pid {
+            Some(p) => {
+                crate::isolate::enter_pid_namespace(p)?;
+                Some(crate::isolate::start_init(
+                    p,
+                    init_stack.as_mut_ptr().cast(),
+                )?)
+            }
+            None => None,
+        };
         match libc::fork() {
-            -1 => Err(io::Error::last_os_error()),
+            -1 => {
+                let e = io::Error::last_os_error();
+                if let Some(i) = init {
+                    libc::kill(i, libc::SIGKILL);
+                    libc::waitpid(i, std::ptr::null_mut(), 0);
+                }
+                Err(e)
+            }
             0 => {
                 check(libc::sigprocmask(
                     libc::SIG_SETMASK,
@@ -67,16 +94,31 @@ pub(crate) unsafe fn run(plan: &ChildPlan) -> io::Result<()> {
                 ))?;
                 // If the supervisor is killed outright, the command goes with it.
                 check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0))?;
-                if libc::getppid() != supervisor {
+                // A parent outside the command's PID namespace shows as 0; had the supervisor
+                // died already, the parent would be init (1) or some other reaper.
+                let parent = if init.is_some() { 0 } else { supervisor };
+                if libc::getppid() != parent {
                     return Err(io::Error::from_raw_os_error(libc::ESRCH));
                 }
-                if let Some(h) = &plan.hide {
-                    crate::hide::enter(&h.ns)?;
-                    crate::hide::cover_all(h)?;
+                match (&plan.pid, &plan.hide) {
+                    (Some(p), hide) => {
+                        crate::isolate::enter_mount_namespace()?;
+                        if let Some(h) = hide {
+                            crate::hide::cover_all(h)?;
+                        }
+                        crate::isolate::mount_proc(p, plan.ruleset_fd)?;
+                    }
+                    (None, Some(h)) => {
+                        crate::hide::enter(&h.ns)?;
+                        crate::hide::cover_all(h)?;
+                    }
+                    (None, None) => {}
                 }
+                crate::isolate::drop_capabilities()?;
+                crate::isolate::close_inherited()?;
                 confine_self(plan)
             }
-            command => supervise(command, plan.timeout, &ending),
+            command => supervise(command, init, plan.timeout, &ending),
         }
     }
 }
@@ -138,7 +180,12 @@ unsafe fn reap(command: pid_t, status: &mut Option<c_int>) -> bool {
     }
 }
 
-unsafe fn supervise(command: pid_t, timeout: Option<Duration>, ending: &sigset_t) -> ! {
+unsafe fn supervise(
+    command: pid_t,
+    init: Option<pid_t>,
+    timeout: Option<Duration>,
+    ending: &sigset_t,
+) -> ! {
     // SAFETY: plain system calls on stack memory; this process never returns to Rust code
     // outside this function.
     unsafe {
@@ -174,8 +221,31 @@ unsafe fn supervise(command: pid_t, timeout: Option<Duration>, ending: &sigset_t
                 break;
             }
         }
-        end_all(command, &mut status, ending);
+        match init {
+            Some(i) => end_namespace(command, i, &mut status),
+            None => end_all(command, &mut status, ending),
+        }
         exit_as(status)
+    }
+}
+
+/// Kills the PID namespace's init, which kills every other process in it, and reaps the
+/// command and init. Init's exit completes only once every process of the namespace is gone,
+/// and needs the command (a child of this process, not of init) reaped first.
+unsafe fn end_namespace(command: pid_t, init: pid_t, status: &mut Option<c_int>) {
+    // SAFETY: plain system calls on stack memory.
+    unsafe {
+        libc::kill(init, libc::SIGKILL);
+        loop {
+            let mut st: c_int = 0;
+            let r = libc::waitpid(-1, &mut st, 0);
+            if r == command {
+                *status = Some(st);
+            }
+            if r < 0 && io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                return;
+            }
+        }
     }
 }
 

@@ -13,10 +13,15 @@
 //! | `truncate(2)` outside writable trees | Landlock `TRUNCATE` | ABI ≥ 3 |
 //! | device ioctls outside granted devices | Landlock `IOCTL_DEV` | ABI ≥ 5, when available |
 //! | TCP bind/connect when network is off | Landlock net rules | ABI ≥ 4, when available |
-//! | every other socket family (UDP, raw, netlink, packet, unix) when network is off | seccomp filter on `socket(2)`, `io_uring_setup(2)` refused, foreign-architecture system calls kill | any kernel with seccomp, required |
+//! | every other socket family (UDP, raw, netlink, packet, unix) when network is off | seccomp filter on `socket(2)`, `io_uring_setup(2)` refused | any kernel with seccomp, required |
 //! | signals and abstract unix sockets reaching processes outside the call | Landlock scoping | ABI ≥ 6 (Linux 6.12), required unless [`Confinement::allow_unscoped`] |
+//! | seeing processes outside the call: their `/proc` (command lines, environment as root), their numbers | a PID namespace per call, with its own `/proc` mounted in the command's mount namespace (inside a user namespace mapping only the caller's uid and gid, unless root) | user namespaces allowed (else the caller's `/proc`, below); [`isolates_processes`] |
+//! | renicing, re-limiting (`prlimit`), re-pinning (`taskset`), re-scheduling or `ionice` of other processes, Warden's own limits | seccomp: `setpriority`, `ioprio_set`, `sched_setaffinity`, `sched_setscheduler`, `sched_setparam`, `sched_setattr` only on the caller itself, `prlimit64` only on itself or to read | any kernel with seccomp |
+//! | capabilities (as root: reading any process's memory and environment, fanotify, file handles, raw devices, modules) | every capability dropped in the command after its mounts (bounding set, ambient, inheritable, permitted, effective), securebits locked so executing as uid 0 gives none back | any |
+//! | kernel interfaces past the file rules: fanotify, `open_by_handle_at`/`name_to_handle_at`, BPF, perf events, modules, kexec | seccomp refuses them (`EPERM`); system calls of a foreign architecture (32-bit or x32 on x86-64) kill | any kernel with seccomp |
+//! | descriptors Warden holds (a file the rules refuse, a socket while network is off) | every descriptor above 2 closed on exec (`close_range`) | Linux 5.11 |
 //! | setuid programs gaining rights | `no_new_privs` | any |
-//! | processes outliving the call (`setsid`, double forks, daemons) | a supervisor process that is a child subreaper, kills what is left and reaps it | any (`PR_SET_CHILD_SUBREAPER`, Linux 3.4) |
+//! | processes outliving the call (`setsid`, double forks, daemons) | a supervisor process that ends the call's PID namespace (killing its init kills every process in it), or without one is a child subreaper that kills what is left and reaps it | any (`PR_SET_CHILD_SUBREAPER`, Linux 3.4) |
 //! | a private temporary directory per call, removed after it | `TMPDIR`, `TMP`, `TEMP` point to it | any |
 //! | files later, unconfined programs run or obey changed: every repository's `config`, `config.worktree`, `hooks`, `info`, `commondir`, `gitdir` (submodules' and worktrees' too), `.git` files, `.claude/`, `.mcp.json`, `.husky/`, virtualenvs' `*.pth`, shell start-up files, [`Confinement::read_only`] paths | bound onto themselves read-only in the private mount namespace: writing fails (`EROFS`), removing, renaming or replacing them or a repository directory fails (`EBUSY`); what does not exist yet is removed after the call if the call created it; a repository the call creates loses its configuration and hooks after it | user namespaces allowed; else carved read-only, with repository entries and `*.pth` restored after the call |
 //! | credentials in configuration programs need (`~/.gitconfig`, `~/.cargo/config.toml`, [`HOME_SANITISED`]) | a copy without the lines that may hold one, bound over the file; carved: the file denied, git pointed at the copy (`GIT_CONFIG_GLOBAL`) | any |
@@ -46,16 +51,28 @@
 //! With `tokio::process::Command`, confine `cmd.as_std_mut()`. The child the caller sees is
 //! the supervisor: to end a call early (timeout, cancellation) send it SIGTERM with
 //! [`end_call`], which kills the whole tree. Do not SIGKILL the supervisor (tokio's
-//! `kill_on_drop`, `Child::kill`, a process-group kill): the command dies with it, but
-//! processes that left its session would survive. [`Confinement::timeout`] is a backstop
-//! the supervisor enforces itself.
+//! `kill_on_drop`, `Child::kill`, a process-group kill): with a PID namespace every process
+//! of the call dies with it (the namespace's init is killed when the supervisor dies), but
+//! without one, processes that left the command's session would survive.
+//! [`Confinement::timeout`] is a backstop the supervisor enforces itself.
 //!
-//! # Why a subreaper, not a PID namespace
+//! # A PID namespace where possible, a subreaper always
 //!
-//! A new PID namespace needs a user namespace when unprivileged, which several distributions
-//! turn off (Ubuntu's AppArmor restriction, `kernel.unprivileged_userns_clone=0`,
-//! `user.max_user_namespaces=0`); a subreaper works everywhere. The cost is one extra fork
-//! per call, and an end of call that scans `/proc` only when processes are left over.
+//! A PID namespace hides every other process (and their `/proc`) from the call and ends it
+//! whole, with no `/proc` scan: killing its init kills every process in it. Unprivileged it
+//! needs a user namespace, which several distributions turn off (Ubuntu's AppArmor
+//! restriction, `kernel.unprivileged_userns_clone=0`, `user.max_user_namespaces=0`); there
+//! the supervisor is a subreaper instead, the call sees the caller's `/proc`, and ends by
+//! scanning `/proc` for what is left. The namespace's init is started with
+//! `clone(CLONE_VM)`, which copies no memory, so the namespace costs no extra fork.
+//!
+//! # Why no capabilities, rather than another uid, when root
+//!
+//! As root the command keeps uid 0 but holds no capability: it still owns the files root
+//! owns (the project, when root made it), which a switch to an unprivileged uid would lose;
+//! it can no longer bypass file permissions, read other processes' memory or environment,
+//! or use fanotify, file handles, raw devices or modules. The securebits `NOROOT` and
+//! `NO_SETUID_FIXUP`, locked, keep `exec` from giving capabilities back to uid 0.
 //!
 //! # Limits
 //!
@@ -133,13 +150,30 @@
 //!   files it owns anywhere.
 //! - `/tmp` and `/dev/shm` are not reachable: programs that ignore `TMPDIR`, and POSIX
 //!   shared memory and named semaphores (Python's `multiprocessing` locks), fail.
-//! - `/proc` is readable so `/proc/self` works for every process; other processes' command
-//!   lines are visible (their environment, memory and descriptors are not: Landlock's ptrace
-//!   rule).
+//! - `/proc` is the call's own where a PID namespace is available ([`isolates_processes`]):
+//!   only the call's processes are listed, process 1 is the namespace's init (a copy of the
+//!   caller's memory that never runs the caller's code; its command line is wiped, its
+//!   environment and memory are closed by Landlock's ptrace rule and, in Warden, by Warden
+//!   being non-dumpable), and the command's parent shows as process 0. A grant below
+//!   `/proc` other than `/proc` itself names the caller's instance and has no effect there;
+//!   a denied path below `/proc` leaves the call's `/proc` unreadable. Without a PID
+//!   namespace, other processes' command lines are visible (their environment, memory and
+//!   descriptors are not: no capabilities, and a non-dumpable Warden).
+//! - Other processes' priority, limits, CPUs and scheduling cannot be changed, nor those of
+//!   the call's own processes by number (`renice -p $pid`, a thread's affinity by its id):
+//!   only a call naming the caller itself (`nice`, `ulimit`, `taskset cmd`, `ionice cmd`)
+//!   is allowed; programs that set a thread's affinity by its id get `EPERM`.
+//! - As root the command holds no capabilities: files of other users are reachable only as
+//!   their mode allows, ports below 1024 cannot be bound, `chown` to another user and
+//!   `setuid` programs fail. 32-bit (and x32) programs are killed at their first system call.
+//! - Only standard input, output and error are passed to the program: a descriptor the
+//!   caller meant it to inherit is closed on exec.
 //! - Pathname unix sockets are reachable when [`Confinement::unix_sockets`] or network is
 //!   on: Landlock controls them only from ABI 9.
-//! - If the Warden process itself dies, or the supervisor is SIGKILLed, processes that left
-//!   the command's session keep running (the command itself dies with the supervisor).
+//! - If the Warden process itself dies, the supervisor lives on and ends the call when its
+//!   command ends or at its deadline. If the supervisor is SIGKILLed, every process of the
+//!   call dies with it where there is a PID namespace; without one, processes that left the
+//!   command's session keep running (the command itself dies with the supervisor).
 //! - No resource limits (processes, memory, CPU): those belong to the caller (`setrlimit` in
 //!   its own `pre_exec`, cgroups).
 //!
@@ -187,6 +221,7 @@
 mod child;
 mod error;
 mod hide;
+mod isolate;
 mod persist;
 mod plan;
 mod policy;
@@ -314,6 +349,8 @@ impl Confinement {
         let ruleset = ruleset.ok_or_else(|| {
             ConfineError::Ruleset("the kernel returned no ruleset descriptor".into())
         })?;
+        let pid =
+            isolate::available().then(|| isolate::PidPlan::for_this_process(self.proc_access(abi)));
         let child_plan = child::ChildPlan {
             ruleset_fd: ruleset.as_raw_fd(),
             filter: s
@@ -321,6 +358,7 @@ impl Confinement {
                 .then(|| seccomp::filter(self.network, self.unix_sockets).into()),
             timeout: self.timeout,
             hide,
+            pid,
         };
         guard.ruleset = Some(ruleset);
         if let Some(t) = &guard.temp {
@@ -335,6 +373,35 @@ impl Confinement {
         }
         Ok(guard)
     }
+}
+
+impl Confinement {
+    /// Landlock rights for a call's own `/proc`: read, when the caller granted `/proc` and
+    /// denied nothing inside it (a denial there names the caller's instance, so it could not
+    /// be kept), else none.
+    fn proc_access(&self, abi: ABI) -> u64 {
+        use landlock::AccessFs;
+        let proc = Path::new("/proc");
+        let granted = self
+            .paths
+            .iter()
+            .any(|(p, l)| p == proc && *l != policy::Level::Deny);
+        let denied_inside = self
+            .paths
+            .iter()
+            .any(|(p, l)| *l == policy::Level::Deny && p.starts_with(proc));
+        if granted && !denied_inside {
+            AccessFs::from_read(abi).bits()
+        } else {
+            0
+        }
+    }
+}
+
+/// Whether each call gets a PID namespace of its own, with its own `/proc` (see the crate
+/// docs); where not, the call sees the caller's `/proc`. Probed once per process.
+pub fn isolates_processes() -> bool {
+    isolate::available()
 }
 
 /// Whether denied paths inside granted trees are hidden with a private mount namespace in

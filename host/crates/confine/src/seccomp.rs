@@ -1,11 +1,14 @@
-//! A small seccomp filter that refuses sockets when network is off, and mount changes always.
+//! A small seccomp filter: sockets when network is off; mount changes, kernel interfaces that
+//! reach past the file rules, and changes to other processes always.
 //!
 //! Landlock (ABI 4 to 9) only knows TCP bind and connect; UDP, raw, netlink and packet
 //! sockets, and unix sockets to services outside the call, need this filter. It refuses
 //! `socket(2)` for every family but `AF_UNIX` (and `AF_UNIX` too unless allowed), and
 //! `io_uring_setup(2)`, whose rings could create sockets without calling `socket(2)`.
-//! System calls of a foreign architecture (32-bit or x32 on x86-64), which would reach the
-//! same kernel code under other numbers, kill the process.
+//! Landlock has no rule for `setpriority(2)`, `prlimit(2)`, `ioprio_set(2)` or the
+//! `sched_set*` calls on another process of the same user; this filter allows them only on
+//! the caller itself. System calls of a foreign architecture (32-bit or x32 on x86-64),
+//! which would reach the same kernel code under other numbers, kill the process.
 
 use libc::sock_filter;
 
@@ -64,16 +67,93 @@ const MOUNT_CALLS: &[i64] = &[
     467, // open_tree_attr
 ];
 
-/// The filter program. Always: mount and namespace calls are refused. Network off: sockets
-/// other than unix ones (and unix ones unless `allow_unix`) and `io_uring_setup` are refused,
-/// and system calls of a foreign architecture kill. Network on, those are allowed as before
-/// (Landlock still refuses mount changes from them).
+/// System calls that reach past the file rules or into the kernel: fanotify (watching, and
+/// with permission events blocking, other processes' file accesses), file handles (opening a
+/// file by handle bypasses the covers of [`hide`](crate::hide) and path lookup), BPF, perf
+/// events, kernel modules and kexec. Refused always; most also need capabilities the
+/// command no longer holds, so this is a second wall.
+const KERNEL_CALLS: &[i64] = &[
+    libc::SYS_fanotify_init,
+    libc::SYS_fanotify_mark,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+];
+
+/// `PRIO_PROCESS` and `IOPRIO_WHO_PROCESS`: a target that is one process.
+const PRIO_PROCESS: u32 = 0;
+const IOPRIO_WHO_PROCESS: u32 = 1;
+
+/// Offset of the low 32 bits of argument `n` (little-endian: the only byte order built).
+const fn arg(n: u32) -> u32 {
+    OFF_ARG0 + 8 * n
+}
+
+/// System calls that change another process's scheduling, priority or limits, allowed only
+/// when they name the caller itself: every argument listed (an `int` or `pid_t`, so its low
+/// 32 bits are all the kernel reads) must equal its value. A thread id naming the caller is
+/// refused too, since a filter cannot know it.
+const SELF_ONLY: &[(i64, &[(u32, u32)])] = &[
+    (
+        libc::SYS_setpriority,
+        &[(arg(0), PRIO_PROCESS), (arg(1), 0)],
+    ),
+    (
+        libc::SYS_ioprio_set,
+        &[(arg(0), IOPRIO_WHO_PROCESS), (arg(1), 0)],
+    ),
+    (libc::SYS_sched_setaffinity, &[(arg(0), 0)]),
+    (libc::SYS_sched_setscheduler, &[(arg(0), 0)]),
+    (libc::SYS_sched_setparam, &[(arg(0), 0)]),
+    (libc::SYS_sched_setattr, &[(arg(0), 0)]),
+];
+
+/// `prlimit64(pid, resource, new, old)`: allowed for the caller itself (`pid` 0) or to read
+/// (`new` NULL), refused otherwise: lowering Warden's limits could kill it, or make the
+/// restore of protected paths fail.
+fn prlimit_rule() -> [sock_filter; 9] {
+    let eperm = errno(libc::EPERM);
+    [
+        jump(JEQ_K, libc::SYS_prlimit64 as u32, 0, 8),
+        stmt(LD_ABS_W, arg(0)),
+        jump(JEQ_K, 0, 4, 0),
+        stmt(LD_ABS_W, arg(2)),
+        jump(JEQ_K, 0, 0, 3),
+        stmt(LD_ABS_W, arg(2) + 4),
+        jump(JEQ_K, 0, 0, 1),
+        stmt(RET_K, libc::SECCOMP_RET_ALLOW),
+        stmt(RET_K, eperm),
+    ]
+}
+
+/// A block that, for system call `nr`, allows it when every `(offset, value)` matches and
+/// refuses it otherwise; other calls skip it with the number still loaded.
+fn self_only(nr: i64, conds: &[(u32, u32)]) -> Vec<sock_filter> {
+    let k = conds.len();
+    // [JEQ nr] [LD, JEQ]×k [RET ALLOW] [RET EPERM]
+    let mut b = vec![jump(JEQ_K, nr as u32, 0, (2 * k + 2) as u8)];
+    for (i, &(off, value)) in conds.iter().enumerate() {
+        b.push(stmt(LD_ABS_W, off));
+        b.push(jump(JEQ_K, value, 0, (2 * (k - i) - 1) as u8));
+    }
+    b.push(stmt(RET_K, libc::SECCOMP_RET_ALLOW));
+    b.push(stmt(RET_K, errno(libc::EPERM)));
+    b
+}
+
+/// The filter program. Always: system calls of a foreign architecture (32-bit or x32 on
+/// x86-64), which would reach the same kernel code under other numbers and past this filter,
+/// kill; mount and namespace calls, [`KERNEL_CALLS`], and changes to other processes'
+/// scheduling, priority and limits are refused. Network off: sockets other than unix ones
+/// (and unix ones unless `allow_unix`) and `io_uring_setup` are refused.
 pub(crate) fn filter(network: bool, allow_unix: bool) -> Vec<sock_filter> {
-    let foreign = if network {
-        libc::SECCOMP_RET_ALLOW
-    } else {
-        libc::SECCOMP_RET_KILL_PROCESS
-    };
+    let foreign = libc::SECCOMP_RET_KILL_PROCESS;
     let unix_verdict = if allow_unix {
         libc::SECCOMP_RET_ALLOW
     } else {
@@ -87,12 +167,16 @@ pub(crate) fn filter(network: bool, allow_unix: bool) -> Vec<sock_filter> {
     ];
     #[cfg(target_arch = "x86_64")]
     prog.extend([jump(JGE_K, X32_SYSCALL_BIT, 0, 1), stmt(RET_K, foreign)]);
-    for &nr in MOUNT_CALLS {
+    for &nr in MOUNT_CALLS.iter().chain(KERNEL_CALLS) {
         prog.extend([
             jump(JEQ_K, nr as u32, 0, 1),
             stmt(RET_K, errno(libc::EPERM)),
         ]);
     }
+    for &(nr, conds) in SELF_ONLY {
+        prog.extend(self_only(nr, conds));
+    }
+    prog.extend(prlimit_rule());
     if !network {
         prog.extend([
             // socket(family, …): skip the four family checks for any other call.

@@ -24,6 +24,21 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
+/// The live process whose command line is `sleep <duration>`. A call's processes have
+/// numbers of their own PID namespace, which mean nothing outside it, so tests find them by a
+/// duration no other test uses.
+fn sleeping(duration: &str) -> Option<i32> {
+    let want = format!("sleep\0{duration}\0");
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want.as_bytes())
+                && alive(*pid)
+        })
+}
+
 fn kill(pid: i32) {
     // SAFETY: kill(2) with a pid this test started.
     unsafe {
@@ -106,30 +121,32 @@ fn signals_cannot_reach_processes_outside_the_call() {
 #[test]
 fn a_setsid_double_fork_ends_with_the_call() {
     let f = fixture();
-    let script = "setsid sh -c 'sleep 300 & echo $! > src/pid'; sleep 0.2";
+    let script = "setsid sh -c 'sleep 300.1 & echo $! > src/pid'; sleep 0.2";
     let out = f.sh(script);
     assert!(out.status.success(), "{out:?}");
-    let pid: i32 = std::fs::read_to_string(f.project.join("src/pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
     assert!(
-        !alive(pid),
-        "the double-forked sleep {pid} outlived the call"
+        !std::fs::read_to_string(f.project.join("src/pid"))
+            .unwrap()
+            .trim()
+            .is_empty()
+    );
+    let left = sleeping("300.1");
+    assert!(
+        left.is_none(),
+        "the double-forked sleep {left:?} outlived the call"
     );
 
     // Unconfined, the same script leaves the process behind.
     let st = f.command(&["sh", "-c", script]).status().unwrap();
     assert!(st.success());
-    let pid: i32 = std::fs::read_to_string(f.project.join("src/pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let survived = alive(pid);
-    kill(pid);
-    assert!(survived, "the control process should have survived");
+    let survived = sleeping("300.1");
+    if let Some(pid) = survived {
+        kill(pid);
+    }
+    assert!(
+        survived.is_some(),
+        "the control process should have survived"
+    );
 }
 
 #[test]
@@ -142,17 +159,18 @@ fn the_deadline_kills_the_whole_tree() {
         &[
             "sh",
             "-c",
-            "setsid sleep 300 & echo $! > src/pid; sleep 300",
+            "setsid sleep 300.2 & echo $! > src/pid; sleep 300",
         ],
     );
     assert!(start.elapsed() < Duration::from_secs(10));
     assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{out:?}");
-    let pid: i32 = std::fs::read_to_string(f.project.join("src/pid"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(!alive(pid));
+    assert!(
+        !std::fs::read_to_string(f.project.join("src/pid"))
+            .unwrap()
+            .trim()
+            .is_empty()
+    );
+    assert_eq!(sleeping("300.2"), None);
 }
 
 #[test]
@@ -161,7 +179,7 @@ fn end_call_kills_the_whole_tree() {
     let mut cmd = f.command(&[
         "sh",
         "-c",
-        "setsid sleep 300 & echo $! > src/pid; sleep 300",
+        "setsid sleep 300.3 & echo $! > src/pid; sleep 300",
     ]);
     let guard = f.confinement().confine(&mut cmd).unwrap();
     let mut child = cmd.spawn().unwrap();
@@ -171,16 +189,12 @@ fn end_call_kills_the_whole_tree() {
         assert!(start.elapsed() < Duration::from_secs(10));
         std::thread::sleep(Duration::from_millis(10));
     }
+    assert!(sleeping("300.3").is_some());
     end_call(child.id()).unwrap();
     let st = child.wait().unwrap();
     guard.finish().unwrap();
     assert_eq!(st.signal(), Some(libc::SIGKILL));
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    assert!(!alive(pid));
+    assert_eq!(sleeping("300.3"), None);
 }
 
 #[test]

@@ -26,7 +26,7 @@ async fn a_tokio_command_is_confined_and_ended_with_its_tree() {
 
     // The caller's own timeout ends the call through the supervisor.
     let mut cmd = tokio::process::Command::new("sh");
-    cmd.args(["-c", "setsid sleep 300 & echo $! > src/pid; sleep 300"])
+    cmd.args(["-c", "setsid sleep 300.4 & echo $! > src/pid; sleep 300"])
         .current_dir(&f.project)
         .env_clear()
         .env("PATH", "/usr/bin:/bin");
@@ -41,9 +41,16 @@ async fn a_tokio_command_is_confined_and_ended_with_its_tree() {
         .unwrap();
     guard.finish().unwrap();
     assert_eq!(st.signal(), Some(libc::SIGKILL));
-    let pid = std::fs::read_to_string(f.project.join("src/pid")).unwrap();
     assert!(
-        !std::path::Path::new(&format!("/proc/{}", pid.trim())).exists(),
-        "the setsid sleep outlived the call"
+        !std::fs::read_to_string(f.project.join("src/pid"))
+            .unwrap()
+            .trim()
+            .is_empty()
     );
+    // Its number is one of the call's PID namespace: it is found by its command line.
+    let left = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"sleep\x00300.4\x00"));
+    assert!(!left, "the setsid sleep outlived the call");
 }
