@@ -7,8 +7,24 @@
 mod cli;
 
 fn main() -> std::process::ExitCode {
+    #[cfg(target_os = "linux")]
+    not_dumpable();
     quiet_on_closed_stdout();
     cli::main()
+}
+
+/// Keeps Warden's memory and environment (API keys) from other processes of the same user,
+/// the programs it starts among them: a process that is not dumpable has its `/proc/<pid>`
+/// files (`environ`, `mem`, `maps`, `fd`) owned by root and closed to ptrace without
+/// `CAP_SYS_PTRACE`, and leaves no core dump. Its own `/proc/self` stays readable to it. The
+/// flag is reset by `exec`, so the programs Warden starts are not affected; the processes it
+/// forks to supervise them, copies of its memory, keep it.
+#[cfg(target_os = "linux")]
+fn not_dumpable() {
+    // SAFETY: PR_SET_DUMPABLE only changes a flag of this process.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
 }
 
 /// Ends the process as `cat` would (killed by SIGPIPE) when stdout is a closed pipe
