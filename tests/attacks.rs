@@ -973,3 +973,43 @@ fn a_repositorys_settings_cannot_turn_off_the_users_guard_plugin_or_hooks() {
     let g = check("Grep", json!({"pattern": "x"}));
     assert!(!g.to_string().contains("repository hook"), "{g}");
 }
+
+/// The last call asked, and with no one to answer was not run.
+fn asked() -> Check {
+    Box::new(|_, outs| match outs.last() {
+        Some(o)
+            if o.status.code() == Some(2)
+                && String::from_utf8_lossy(&o.stderr).contains("needs approval") =>
+        {
+            Vec::new()
+        }
+        Some(o) => vec![format!("last call did not ask: {}", text(o))],
+        None => vec!["no call".into()],
+    })
+}
+
+/// History the text rules hold back (without `--yes`): git commands that would print a
+/// committed `.env` ask while `Read(./.env)` could match a file of the repository. The
+/// object store is the project's own, so no confinement can stop these once they run.
+///
+/// | attack | what it proves | the layer that stops it |
+/// |---|---|---|
+/// | `git log -p`, `git show`, `git log -S WDNCANARY -p`, `git grep WDNCANARY HEAD` with `.env` committed | history that may hold a denied file is not printed without asking | text rules |
+#[rustfmt::skip]
+#[test]
+fn history_that_may_hold_a_denied_file_is_not_printed_without_asking() {
+    let a = |name, command, proves, check| Attack { name, command, proves, check };
+    let attacks = vec![
+        a("git log -p", &[Git(&["add", "-f", ".env"]), Git(&["commit", "-qm", "env"]), Tool("Bash", r#"{"command":"git log -p"}"#, &[])][..], "history is not printed without asking", asked()),
+        a("git show", &[Git(&["add", "-f", ".env"]), Git(&["commit", "-qm", "env"]), Tool("Bash", r#"{"command":"git show"}"#, &[])][..], "nor the last commit's patch", asked()),
+        a("git log -S", &[Git(&["add", "-f", ".env"]), Git(&["commit", "-qm", "env"]), Tool("Bash", r#"{"command":"git log -S WDNCANARY -p --oneline"}"#, &[])][..], "nor a pickaxe search", asked()),
+        a("git grep HEAD", &[Git(&["add", "-f", ".env"]), Git(&["commit", "-qm", "env"]), Tool("Bash", r#"{"command":"git grep WDNCANARY HEAD"}"#, &[])][..], "nor a search of a commit", asked()),
+    ];
+    let failures = run_attacks(&attacks);
+    assert!(
+        failures.is_empty(),
+        "{} attack(s) got through:\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}

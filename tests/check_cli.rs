@@ -858,3 +858,39 @@ fn hook_wasm_shows_what_the_guest_logged_and_printed_on_stderr() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     assert!(stderr(&out).contains("[warn] a log record"), "{out:?}");
 }
+
+/// Reads at the edge of the rules, end to end: a denied file named to any read-only program is
+/// denied (exit 2), git printing history that may hold it asks (exit 3), and so does a
+/// read-only command naming a path outside the project, whatever prefix rule allows it.
+#[test]
+fn exit_code_holds_back_reads_of_denied_files_history_and_outside_paths() {
+    let (_t, proj, home) = project(json!({"permissions": {
+        "allow": ["Bash(ls *)", "Bash(jq *)", "Bash(git log *)", "Bash(base64 *)"],
+        "deny": ["Read(./.env)"]
+    }}));
+    std::fs::create_dir_all(proj.join("src")).expect("mkdir");
+    for (command, code) in [
+        ("ls src", 0),
+        ("jq . package.json", 0),
+        ("git log --oneline", 0),
+        ("jq . .env", 2),
+        ("jq . ./src/../.env", 2),
+        ("base64 '.env'", 2),
+        ("git log -p", 3),
+        ("git log -p -- src", 0),
+        ("ls /etc/hostname", 3),
+    ] {
+        let input = json!({"command": command}).to_string();
+        let out = check(
+            &proj,
+            &home,
+            &["--tool", "Bash", "--input", &input, "--exit-code"],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{command}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
+}
