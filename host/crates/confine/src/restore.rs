@@ -78,7 +78,8 @@ pub(crate) struct Snapshot {
     parent_path: PathBuf,
     parent: Option<Parent>,
     /// The file (device, inode) that stood where the parent should be, if one did (`.git` as
-    /// a file, for `.git/config`): not something the call made.
+    /// a file, for `.git/config`): not something the call made, and restored, if changed, by
+    /// a snapshot of its own.
     parent_file: Option<(u64, u64)>,
     /// The last component: a name or a pattern.
     name: OsString,
@@ -468,7 +469,8 @@ impl Snapshot {
                 }
                 Ok(changed)
             }
-            Ok(m) if self.parent_file == Some((m.dev(), m.ino())) => Ok(false),
+            // A file stood there before (`.git` as a pointer): its own snapshot restores it.
+            Ok(_) if self.parent_file.is_some() => Ok(false),
             Ok(_) => {
                 remove(&self.parent_path).map_err(|e| self.fail(e.to_string()))?;
                 Ok(true)

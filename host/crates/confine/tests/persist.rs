@@ -427,3 +427,30 @@ fn git_still_commits_with_configuration_read_only() {
         assert!(stdout(&out).contains(how), "{how}: {out:?}");
     }
 }
+
+#[test]
+fn claude_worktrees_stay_writable() {
+    let f = fixture();
+    std::fs::create_dir_all(f.project.join(".claude/worktrees/w")).unwrap();
+    std::fs::write(f.project.join(".claude/settings.json"), "{}\n").unwrap();
+    for (how, c) in both(&f) {
+        let (out, fin) = attack(
+            &f,
+            &c,
+            "echo work > .claude/worktrees/w/notes && echo evil > .claude/settings.json; \
+             cat .claude/worktrees/w/notes",
+        );
+        assert!(fin.is_ok(), "{how}: {fin:?}");
+        assert_eq!(stdout(&out), "work\n", "{how}: {out:?}");
+        assert_eq!(
+            std::fs::read_to_string(f.project.join(".claude/worktrees/w/notes")).unwrap(),
+            "work\n",
+            "{how}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(f.project.join(".claude/settings.json")).unwrap(),
+            "{}\n",
+            "{how}"
+        );
+    }
+}

@@ -119,26 +119,37 @@ fn a_symlinked_settings_directory_made_by_the_call_is_removed() {
 }
 
 #[test]
-fn a_git_file_pointing_elsewhere_is_restored() {
+fn a_git_file_pointing_elsewhere_is_kept() {
     let f = fixture();
     std::fs::write(
         f.project.join(".git"),
         "gitdir: /somewhere/.git/worktrees/p\n",
     )
     .unwrap();
-    let (_, restored) = f.run_with(
-        &f.confinement(),
-        &[
-            "sh",
-            "-c",
-            "mkdir -p src/evil && printf 'gitdir: src/evil\\n' > .git",
-        ],
-    );
-    assert_eq!(
-        std::fs::read_to_string(f.project.join(".git")).unwrap(),
-        "gitdir: /somewhere/.git/worktrees/p\n"
-    );
-    assert!(restored.iter().any(|p| p.ends_with(".git")), "{restored:?}");
+    // Carved, the file is restored after the call; with a mount namespace it is read-only.
+    let mut variants = vec![(false, f.confinement().hide_with_mounts(false))];
+    if warden_confine::hides_with_mounts() {
+        variants.push((true, f.confinement()));
+    }
+    for (mounts, c) in variants {
+        let (out, restored) = f.run_with(
+            &c,
+            &[
+                "sh",
+                "-c",
+                "mkdir -p src/evil && printf 'gitdir: src/evil\\n' > .git",
+            ],
+        );
+        assert_eq!(
+            std::fs::read_to_string(f.project.join(".git")).unwrap(),
+            "gitdir: /somewhere/.git/worktrees/p\n"
+        );
+        if mounts {
+            assert!(!out.status.success(), "{out:?}");
+        } else {
+            assert!(restored.iter().any(|p| p.ends_with(".git")), "{restored:?}");
+        }
+    }
 }
 
 #[test]
