@@ -425,11 +425,12 @@ pub fn mcp_json(data: &[u8]) {
         put(&cwd, ".mcp.json", data);
         let mut value = Map::new();
         value.insert("enableAllProjectMcpServers".into(), Value::Bool(true));
+        // Approved in the user's file: a project's own files cannot approve.
         let settings = Settings {
             files: vec![SettingsFile {
-                scope: Scope::Local,
+                scope: Scope::User,
                 origin: Origin::Warden,
-                path: Some(cwd.join(".claude/settings.local.json")),
+                path: Some(home.join("settings.json")),
                 value,
             }],
             ..Settings::default()
