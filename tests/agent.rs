@@ -74,8 +74,11 @@ impl Project {
         path.display().to_string()
     }
 
+    /// Inside the project: hooks from the project's settings run confined to it.
     fn log_path(&self, log: &str) -> PathBuf {
-        self.root.join(format!("{log}.jsonl"))
+        let dir = self.dir.join(".hook-logs");
+        let _ = std::fs::create_dir_all(&dir);
+        dir.join(format!("{log}.jsonl"))
     }
 
     /// Every hook input `log` recorded.
