@@ -200,9 +200,22 @@ fn directory_marketplace_full_lifecycle_in_claude_code_shapes() {
     let l = l.as_ref().expect("loads");
     assert_eq!(a.scope, Scope::Project);
     assert_eq!(l.skill_name(&l.skills[0], None), "valid-plugin:review");
+    // `valid-plugin-demo-mkt` is also what `valid@plugin-demo-mkt` flattens to: the name is
+    // made unique.
     assert_eq!(
         a.data_dir,
-        env.home.join("plugins/data/valid-plugin-demo-mkt")
+        env.home
+            .join("plugins/data")
+            .join(warden_plugins::namespace::data_dir_name(
+                "valid-plugin@demo-mkt"
+            ))
+    );
+    assert!(
+        a.data_dir
+            .to_string_lossy()
+            .contains("/plugins/data/valid-plugin-demo-mkt."),
+        "{}",
+        a.data_dir.display()
     );
 
     // verify is clean.
