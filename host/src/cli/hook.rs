@@ -96,7 +96,7 @@ fn respond(event: Event, args: &Args) -> anyhow::Result<ExitCode> {
 pub(crate) fn parse_input(text: &str) -> anyhow::Result<serde_json::Value> {
     if text.trim().is_empty() {
         anyhow::bail!(
-            "the hook input is empty; a Claude Code hook input (a JSON object) is expected on stdin"
+            "the hook input is empty; a Claude Code hook input (a JSON object) is expected"
         );
     }
     match serde_json::from_str(text) {
