@@ -28,6 +28,11 @@ pub enum ConfineError {
         /// What needs it.
         feature: &'static str,
     },
+    /// Process isolation was required, and this system allows no PID namespace.
+    #[error(
+        "cannot confine programs: process isolation is required, and this system gives a process no PID namespace of its own (unprivileged user namespaces are off: `kernel.unprivileged_userns_clone=0`, `user.max_user_namespaces=0` or AppArmor's `kernel.apparmor_restrict_unprivileged_userns=1`), so the program would see every process's /proc; allow user namespaces or stop requiring process isolation"
+    )]
+    NoProcessIsolation,
     /// seccomp filters are missing, so sockets cannot be refused.
     #[error(
         "cannot confine programs: the kernel has no seccomp filter support, so network access cannot be refused; allow network or {OPT_OUT_HINT}"

@@ -25,6 +25,17 @@ use std::sync::OnceLock;
 
 use libc::{c_int, pid_t};
 
+impl crate::Confinement {
+    /// Fails [`confine`](crate::Confinement::confine) with
+    /// [`ConfineError::NoProcessIsolation`](crate::ConfineError::NoProcessIsolation) where a
+    /// call cannot get a PID namespace of its own (see [`isolates_processes`](crate::isolates_processes)),
+    /// instead of running it with the caller's `/proc` (off by default).
+    pub fn require_process_isolation(mut self, required: bool) -> Self {
+        self.require_process_isolation = required;
+        self
+    }
+}
+
 /// How the supervisor makes the PID namespace, prepared before the fork.
 #[derive(Debug)]
 pub(crate) struct PidPlan {

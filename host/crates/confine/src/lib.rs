@@ -349,8 +349,13 @@ impl Confinement {
         let ruleset = ruleset.ok_or_else(|| {
             ConfineError::Ruleset("the kernel returned no ruleset descriptor".into())
         })?;
-        let pid =
-            isolate::available().then(|| isolate::PidPlan::for_this_process(self.proc_access(abi)));
+        let pid = match isolate::available() {
+            true => Some(isolate::PidPlan::for_this_process(self.proc_access(abi))),
+            false if self.require_process_isolation => {
+                return Err(ConfineError::NoProcessIsolation);
+            }
+            false => None,
+        };
         let child_plan = child::ChildPlan {
             ruleset_fd: ruleset.as_raw_fd(),
             filter: s

@@ -208,6 +208,8 @@ pub struct Confinement {
     pub(crate) protect_limit: u64,
     pub(crate) abi_ceiling: Option<u32>,
     pub(crate) hide_with_mounts: bool,
+    /// See [`Confinement::require_process_isolation`] (in `isolate.rs`).
+    pub(crate) require_process_isolation: bool,
 }
 
 impl Default for Confinement {
@@ -234,6 +236,7 @@ impl Confinement {
             protect_limit: 16 << 20,
             abi_ceiling: None,
             hide_with_mounts: true,
+            require_process_isolation: false,
         }
     }
 

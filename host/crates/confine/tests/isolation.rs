@@ -148,10 +148,23 @@ fn environments_and_command_lines_outside_the_call_are_unreadable() {
 
 #[test]
 fn the_call_sees_only_its_own_processes() {
+    let f = fixture();
+    let required = f.confinement().require_process_isolation(true);
+    let mut cmd = f.command(&["true"]);
+    match required.confine(&mut cmd) {
+        Ok(guard) => {
+            assert!(warden_confine::isolates_processes());
+            assert!(cmd.status().unwrap().success());
+            guard.finish().unwrap();
+        }
+        Err(e) => {
+            assert!(!warden_confine::isolates_processes());
+            assert!(e.to_string().contains("PID namespace"), "{e}");
+        }
+    }
     if skip_without_pid_namespace() {
         return;
     }
-    let f = fixture();
     let _outside = Outside::start();
     let out = f.sh("sleep 5 & ls /proc | grep -c '^[0-9]'; kill $!");
     assert!(out.status.success(), "{out:?}");
