@@ -287,6 +287,62 @@ impl From<Component<'_>> for Step {
     }
 }
 
+/// The existing paths bash's pathname expansion makes of the absolute `pattern`, visiting at
+/// most `limit` directory entries (`None` past that, or when a component cannot be read as
+/// a pattern). As bash does without `dotglob`, a wildcard component matches a name starting
+/// with `.` only when it starts with `.` itself. Empty when nothing matches: bash then passes
+/// the word as written.
+pub fn expand_glob(pattern: &Path, limit: usize) -> Option<Vec<PathBuf>> {
+    let mut current = vec![PathBuf::new()];
+    let mut visited = 0usize;
+    for c in pattern.components() {
+        match c {
+            Component::Prefix(_) => return None,
+            Component::RootDir => current.iter_mut().for_each(|p| p.push("/")),
+            Component::CurDir => {}
+            Component::ParentDir => current.iter_mut().for_each(|p| p.push("..")),
+            Component::Normal(n) => {
+                let s = n.to_str()?;
+                if !s.contains(['*', '?', '[']) {
+                    current.iter_mut().for_each(|p| p.push(n));
+                    continue;
+                }
+                let glob = globset::GlobBuilder::new(s)
+                    .literal_separator(true)
+                    .backslash_escape(true)
+                    .build()
+                    .ok()?
+                    .compile_matcher();
+                let mut next = Vec::new();
+                for dir in &current {
+                    let Ok(entries) = std::fs::read_dir(dir) else {
+                        continue;
+                    };
+                    for e in entries {
+                        visited += 1;
+                        if visited > limit {
+                            return None;
+                        }
+                        let Ok(e) = e else { continue };
+                        let name = e.file_name();
+                        // A name the matcher cannot read might match: nothing is known.
+                        let ns = name.to_str()?;
+                        if ns.starts_with('.') && !s.starts_with('.') {
+                            continue;
+                        }
+                        if glob.is_match(ns) {
+                            next.push(dir.join(&name));
+                        }
+                    }
+                }
+                current = next;
+            }
+        }
+    }
+    current.retain(|p| std::fs::symlink_metadata(p).is_ok());
+    Some(current)
+}
+
 /// Removes `.` and `..` components lexically.
 pub fn normalise(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();

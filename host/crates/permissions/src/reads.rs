@@ -521,6 +521,87 @@ fn jq_files(args: &[String]) -> Vec<&str> {
     out
 }
 
+/// The words bash's brace expansion makes of `word` (`.{env,x}` → `.env`, `.x`;
+/// `f{1..3}` → `f1`, `f2`, `f3`), or `None` past `limit` words. Quotes are already removed,
+/// so a quoted brace is expanded too: that only adds names to check.
+pub fn brace_expand(word: &str, limit: usize) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    expand_into(word, limit, &mut out)?;
+    Some(out)
+}
+
+fn expand_into(word: &str, limit: usize, out: &mut Vec<String>) -> Option<()> {
+    let b = word.as_bytes();
+    // The first `{` whose matching `}` holds a top-level `,` or a `..` range.
+    let mut start = 0;
+    while let Some(open) = word[start..].find('{').map(|i| i + start) {
+        let mut depth = 0usize;
+        let mut commas = Vec::new();
+        let mut close = None;
+        for (i, &c) in b.iter().enumerate().skip(open) {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = Some(i);
+                        break;
+                    }
+                }
+                b',' if depth == 1 => commas.push(i),
+                _ => {}
+            }
+        }
+        let Some(close) = close else { break };
+        let (pre, body, post) = (&word[..open], &word[open + 1..close], &word[close + 1..]);
+        let parts: Vec<String> = if !commas.is_empty() {
+            let mut parts = Vec::new();
+            let mut from = open + 1;
+            for &c in &commas {
+                parts.push(word[from..c].to_string());
+                from = c + 1;
+            }
+            parts.push(word[from..close].to_string());
+            parts
+        } else if let Some((a, z)) = body.split_once("..") {
+            match (
+                a.parse::<i64>(),
+                z.split("..").next().unwrap_or(z).parse::<i64>(),
+            ) {
+                (Ok(a), Ok(z)) => {
+                    if a.abs_diff(z) as usize >= limit {
+                        return None;
+                    }
+                    let (lo, hi) = (a.min(z), a.max(z));
+                    (lo..=hi).map(|n| n.to_string()).collect()
+                }
+                _ => match (a.chars().next(), z.chars().next()) {
+                    (Some(x), Some(y)) if a.len() == 1 && z.len() == 1 => {
+                        let (lo, hi) = (x.min(y), x.max(y));
+                        (lo..=hi).map(|c| c.to_string()).collect()
+                    }
+                    _ => {
+                        start = open + 1;
+                        continue;
+                    }
+                },
+            }
+        } else {
+            start = open + 1;
+            continue;
+        };
+        for part in parts {
+            expand_into(&format!("{pre}{part}{post}"), limit, out)?;
+            if out.len() > limit {
+                return None;
+            }
+        }
+        return Some(());
+    }
+    out.push(word.to_string());
+    (out.len() <= limit).then_some(())
+}
+
 /// What a reading git command may print of file content, for the engine's history check.
 #[derive(Debug, PartialEq, Eq)]
 pub enum GitContent<'a> {
@@ -814,6 +895,24 @@ mod tests {
         ] {
             assert_eq!(read_args(&v(cmd)), want, "{cmd}");
         }
+    }
+
+    #[test]
+    fn braces_expand_as_bash_does() {
+        let e = |w: &str| brace_expand(w, 64);
+        assert_eq!(e(".{env,x}"), Some(vec![".env".into(), ".x".into()]));
+        assert_eq!(
+            e("a{b,{c,d}}e"),
+            Some(vec!["abe".into(), "ace".into(), "ade".into()])
+        );
+        assert_eq!(
+            e("f{1..3}"),
+            Some(vec!["f1".into(), "f2".into(), "f3".into()])
+        );
+        assert_eq!(e(".{e..e}nv"), Some(vec![".env".into()]));
+        assert_eq!(e("{x}"), Some(vec!["{x}".into()]));
+        assert_eq!(e("plain"), Some(vec!["plain".into()]));
+        assert_eq!(e("{1..100000}"), None);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! | `a_pathspec_naming_a_denied_path_is_denied` | `git log -p -- .env`, `git diff -- ./.env` deny, also with `Bash(git log *)` allowed (held before; kept as a guard) |
 //! | `an_exact_rule_still_approves_history_printing_git` | `Bash(git log -p)` approves exactly that command |
 //! | `any_read_only_program_naming_a_denied_file_is_denied` | `jq . .env`, `grep -e x .env`, `wc`, `sort`, `xxd`, `base64`, `awk`, `sed --expression=p`, `ls`, `diff` on `.env`, `./.env`, `sub/../.env`, its absolute path, quoted, deny with their allow rules |
+//! | `braces_and_globs_naming_a_denied_file_are_denied` | `cat .{env,x}`, `cat .e*`, `cat .e[n]v`, `jq . ./.e*` deny; `cat *` (no dotfiles, as bash) runs; `cat ../*` asks |
 //! | `patterns_and_filters_are_not_files` | `jq .env x.json`, `grep .env src`, `find . -name .env` still run |
 //! | `read_only_paths_outside_the_working_directories_ask` | `Bash(ls *)` allows `ls src`, asks for `ls /etc/hostname`, `cat ../x`, `head $F`; `additionalDirectories` and `Read` allow rules count as inside; an exact rule approves |
 
@@ -290,6 +291,48 @@ fn any_read_only_program_naming_a_denied_file_is_denied() {
     // An ask rule on the file asks.
     let q = engine(json!({"ask": ["Read(./.env)"], "allow": allow}));
     assert_eq!(bash(&q, "jq . .env"), Ask);
+}
+
+/// Braces and globs are expanded as bash expands them before the program sees its words.
+#[test]
+fn braces_and_globs_naming_a_denied_file_are_denied() {
+    let t = common::tree();
+    std::fs::write(t.proj.join(".env"), "KEY=1\n").expect("write");
+    std::fs::write(t.proj.join("README.md"), "x\n").expect("write");
+    std::fs::create_dir_all(t.proj.join("src")).expect("mkdir");
+    std::fs::write(t.proj.join("src/a.rs"), "\n").expect("write");
+    let p = common::engine_with(
+        &t.proj,
+        &t.home(),
+        json!({"deny": ["Read(./.env)"], "allow": ["Bash(cat *)", "Bash(jq *)"]}),
+        Mode::Default,
+    );
+    for cmd in [
+        "cat .{env,x}",
+        "cat .e{n,}v",
+        "cat .{e..e}nv",
+        "cat .e*",
+        "cat .en?",
+        "cat .e[n]v",
+        "jq . ./.e*",
+        "cat src/../.e*",
+        "cat ../proj/.e*",
+    ] {
+        assert_eq!(bash(&p, cmd), Deny, "{cmd}");
+    }
+    // A glob bash would not let match a dotfile, and globs and braces naming allowed files,
+    // still run.
+    for cmd in [
+        "cat *",
+        "cat *.md src/*",
+        "cat {README.md,src/a.rs}",
+        "cat '.e*'",
+    ] {
+        assert_eq!(bash(&p, cmd), Allow, "{cmd}");
+    }
+    // Outside the project through a glob or braces: asked.
+    assert_eq!(bash(&p, "cat ../*"), Ask);
+    assert_eq!(bash(&p, "cat {README.md,/etc/hostname}"), Ask);
 }
 
 #[test]

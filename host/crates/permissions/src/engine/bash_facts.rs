@@ -12,6 +12,13 @@ use crate::reads;
 use crate::rules::{FormKeys, Hit, RuleKind, first};
 use crate::shell::{Redirect, SimpleCommand};
 
+/// How many words one argument's brace expansion may make before it counts as unknown.
+const MAX_EXPANSION: usize = 256;
+
+/// How many directory entries expanding one glob argument may visit before it counts as
+/// unknown.
+const GLOB_ENTRIES: usize = 10_000;
+
 impl Permissions {
     pub(super) fn bash_facts(&self, command: &str, cwd: &Path, f: &mut Facts) {
         match &*self.parse_cache.get(command) {
@@ -82,12 +89,42 @@ impl Permissions {
             // asks about a read-only command's paths outside them.
             let mut outside = false;
             for a in reads::read_args(stripped) {
-                let names = self.arg_spellings(a, &cwd);
-                f.deny(names.any_hit(|p| self.deny.read_path(p)));
-                f.ask(names.any_hit(|p| self.ask.read_path(p)));
-                outside |= a.contains(['$', '`'])
-                    || (!names.all(|p| self.inside(p))
-                        && names.all_hit(|p| self.allow.read_path(p)).is_none());
+                // Braces and unquoted globs name other files than the word shows (`.{env,}`,
+                // `.e*`): each file they expand to is checked, as bash would pass it.
+                let globbed = stripped
+                    .iter()
+                    .position(|w| std::ptr::eq(w.as_str(), a))
+                    .map_or_else(
+                        || a.contains(['*', '?', '[']),
+                        |i| cmd.globbed.get(prep.off + i).copied().unwrap_or(false),
+                    );
+                let Some(words) = reads::brace_expand(a, MAX_EXPANSION) else {
+                    outside = true;
+                    continue;
+                };
+                for w in &words {
+                    let mut names = Vec::new();
+                    if globbed && w.contains(['*', '?', '[']) {
+                        match paths::expand_glob(&paths::join(w, &cwd, &self.home), GLOB_ENTRIES) {
+                            Some(found) => names.extend(
+                                found
+                                    .iter()
+                                    .map(|p| self.spellings(paths::normalise(p), p, false)),
+                            ),
+                            None => outside = true,
+                        }
+                    }
+                    if names.is_empty() {
+                        names.push(self.arg_spellings(w, &cwd));
+                    }
+                    for n in &names {
+                        f.deny(n.any_hit(|p| self.deny.read_path(p)));
+                        f.ask(n.any_hit(|p| self.ask.read_path(p)));
+                        outside |= !n.all(|p| self.inside(p))
+                            && n.all_hit(|p| self.allow.read_path(p)).is_none();
+                    }
+                }
+                outside |= a.contains(['$', '`']);
             }
             // `git show REV:path` and friends print a file's committed content.
             let mut history = false;
