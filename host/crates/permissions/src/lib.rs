@@ -10,7 +10,9 @@
 //!
 //! Paths are normalised lexically, and file checks also resolve symlinks on the way (spec
 //! 2.4): a deny or ask rule applies if it matches the path or its target, an allow only if it
-//! matches both. Nothing else touches the filesystem.
+//! matches both. Beyond that, only two Bash facts touch the filesystem: an unquoted glob in a
+//! file argument is expanded as bash would (a bounded directory listing), and a git command
+//! that prints history looks for the `.git` above it (one `lstat` per level).
 //!
 //! # Decision vocabulary
 //!
