@@ -129,7 +129,10 @@
 //!   `cargo new`, a new submodule) keeps its objects but loses `config`, `hooks`, `info` and
 //!   `gitdir` (a new worktree's `commondir` is reset to `../..`), and a `.git` file the call
 //!   creates is removed. The project is searched for repositories and virtualenvs at most
-//!   100,000 entries deep, breadth first: one deeper than that is not protected. A read-only
+//!   100,000 entries deep, breadth first, leaving out build outputs and caches (directories
+//!   holding a `CACHEDIR.TAG`, such as cargo's `target`, and `node_modules`) that were there
+//!   before the call: a repository deeper than that, or inside one of those, is not
+//!   protected. A read-only
 //!   file reached through a hard link made before the call, in a directory that is not
 //!   read-only, is not covered (the file tools refuse writing such a link).
 //! - Without a private mount namespace, read-only paths are carved read-only, which splits

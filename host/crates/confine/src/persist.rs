@@ -59,6 +59,9 @@ pub(crate) struct Found {
     pub git_files: Vec<PathBuf>,
     /// `site-packages` directories of virtualenvs.
     pub site_packages: Vec<PathBuf>,
+    /// Build outputs and caches not searched: directories holding a `CACHEDIR.TAG` (cargo's
+    /// `target`, among others) and `node_modules`.
+    pub skipped: BTreeSet<PathBuf>,
 }
 
 fn is_real_dir(p: &Path) -> bool {
@@ -96,8 +99,10 @@ fn collect_repos(dir: &Path, nesting: usize, out: &mut Vec<PathBuf>) {
 }
 
 /// Searches `root` for repositories and virtualenvs, breadth first, never following
-/// symlinks and never descending into a `.git` directory or a virtualenv.
-pub(crate) fn discover(root: &Path) -> Found {
+/// symlinks and never descending into a `.git` directory or a virtualenv. Build outputs and
+/// caches are not searched either (they can hold far more entries than the sources): with
+/// `skip` given, only those in it, so one the call marked as a cache is searched after it.
+pub(crate) fn discover(root: &Path, skip: Option<&BTreeSet<PathBuf>>) -> Found {
     let mut found = Found::default();
     let mut budget = WALK_LIMIT;
     let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
@@ -107,6 +112,7 @@ pub(crate) fn discover(root: &Path) -> Found {
         };
         let mut subdirs = Vec::new();
         let mut venv = false;
+        let mut cache = dir.file_name().is_some_and(|n| n == "node_modules");
         for e in rd.filter_map(Result::ok) {
             if budget == 0 {
                 return found;
@@ -122,6 +128,8 @@ pub(crate) fn discover(root: &Path) -> Found {
                 }
             } else if name == "pyvenv.cfg" && ft.is_file() {
                 venv = true;
+            } else if name == "CACHEDIR.TAG" && ft.is_file() {
+                cache = true;
             } else if ft.is_dir() {
                 subdirs.push(e.path());
             }
@@ -138,6 +146,14 @@ pub(crate) fn discover(root: &Path) -> Found {
                     }
                 }
             }
+            continue;
+        }
+        let skip_it = match skip {
+            Some(known) => known.contains(&dir),
+            None => cache,
+        };
+        if skip_it {
+            found.skipped.insert(dir);
             continue;
         }
         subdirs.sort();
@@ -164,6 +180,7 @@ pub(crate) struct Prepared {
 #[derive(Debug, Default)]
 pub(crate) struct After {
     roots: Vec<PathBuf>,
+    skipped: BTreeSet<PathBuf>,
     git_dirs: BTreeSet<PathBuf>,
     git_files: BTreeSet<PathBuf>,
 }
@@ -209,7 +226,8 @@ impl Request<'_> {
         roots.sort();
         roots.dedup();
         for root in &roots {
-            let found = discover(root);
+            let found = discover(root, None);
+            out.after.skipped.extend(found.skipped.iter().cloned());
             for g in &found.git_dirs {
                 self.git_dir(g, &mut out)?;
                 out.after.git_dirs.insert(g.clone());
@@ -383,7 +401,7 @@ impl After {
     pub(crate) fn check(&self) -> Result<Vec<PathBuf>, ConfineError> {
         let mut changed = Vec::new();
         for root in &self.roots {
-            let found = discover(root);
+            let found = discover(root, Some(&self.skipped));
             for g in found
                 .git_dirs
                 .iter()

@@ -287,7 +287,8 @@ impl Confinement {
     /// Makes `project` writable, denies [`PROJECT_DENIED`], makes [`PROJECT_READ_ONLY`]
     /// read-only and protects [`PROJECT_PROTECTED`] and [`PROJECT_PROTECTED_ENTRIES`] inside
     /// it. When the call starts, the project is also searched (breadth first, at most
-    /// 100,000 entries, symlinks not followed) for repository directories (`.git`, and the
+    /// 100,000 entries, symlinks not followed, build outputs and caches left out: directories
+    /// holding a `CACHEDIR.TAG` and `node_modules`) for repository directories (`.git`, and the
     /// repositories of their submodules and worktrees) and virtualenvs: each repository's
     /// `config`, `config.worktree`, `hooks`, `info`, `commondir` and `gitdir` are read-only
     /// (its objects, refs, index and logs stay writable, so git works), each `.git` file is

@@ -454,3 +454,30 @@ fn claude_worktrees_stay_writable() {
         );
     }
 }
+
+#[test]
+fn a_repository_beside_a_cache_tag_made_by_the_call_is_still_found() {
+    let f = fixture();
+    std::fs::create_dir_all(f.project.join("src/target/debug")).unwrap();
+    std::fs::write(
+        f.project.join("src/target/CACHEDIR.TAG"),
+        "Signature: 8a477f597d28d172789f06886806bc55\n",
+    )
+    .unwrap();
+    for (how, c) in both(&f) {
+        let _ = std::fs::remove_dir_all(f.project.join("src/lib"));
+        let (out, fin) = attack(
+            &f,
+            &c,
+            "mkdir -p src/lib/inner && touch src/lib/CACHEDIR.TAG && cd src/lib/inner && \
+             git init -q && git config core.fsmonitor evil",
+        );
+        assert!(out.status.success(), "{how}: {out:?}");
+        fin.unwrap();
+        assert!(f.project.join("src/lib/inner/.git/HEAD").exists(), "{how}");
+        assert!(
+            !f.project.join("src/lib/inner/.git/config").exists(),
+            "{how}"
+        );
+    }
+}
