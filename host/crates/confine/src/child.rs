@@ -102,11 +102,15 @@ pub(crate) unsafe fn run(plan: &ChildPlan) -> io::Result<()> {
                 }
                 match (&plan.pid, &plan.hide) {
                     (Some(p), hide) => {
-                        crate::isolate::enter_mount_namespace()?;
+                        if hide.is_some() || p.mounts_proc() {
+                            crate::isolate::enter_mount_namespace()?;
+                        }
                         if let Some(h) = hide {
                             crate::hide::cover_all(h)?;
                         }
-                        crate::isolate::mount_proc(p, plan.ruleset_fd)?;
+                        if p.mounts_proc() {
+                            crate::isolate::mount_proc(p, plan.ruleset_fd)?;
+                        }
                     }
                     (None, Some(h)) => {
                         crate::hide::enter(&h.ns)?;

@@ -44,14 +44,15 @@ pub(crate) struct PidPlan {
     /// `"<uid> <uid> 1"`, `"<gid> <gid> 1"`.
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
-    /// Landlock rights on the fresh `/proc`: those the caller granted on `/proc`, or none.
-    proc_access: u64,
+    /// Landlock rights on the fresh `/proc` (those the caller granted on `/proc`, or none);
+    /// `None` when no grant reaches `/proc` at all, so it need not be replaced.
+    proc_access: Option<u64>,
     /// The caller's command line in memory (`arg_start`, `arg_end`), wiped in init's copy.
     args: Option<(usize, usize)>,
 }
 
 impl PidPlan {
-    pub(crate) fn for_this_process(proc_access: u64) -> PidPlan {
+    pub(crate) fn for_this_process(proc_access: Option<u64>) -> PidPlan {
         // SAFETY: these calls cannot fail and touch no memory.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         PidPlan {
@@ -61,6 +62,11 @@ impl PidPlan {
             proc_access,
             args: command_line(),
         }
+    }
+
+    /// Whether the command mounts its own `/proc` (and so needs a mount namespace).
+    pub(crate) fn mounts_proc(&self) -> bool {
+        self.proc_access.is_some()
     }
 }
 
@@ -221,9 +227,10 @@ pub(crate) unsafe fn mount_proc(p: &PidPlan, ruleset: c_int) -> io::Result<()> {
             libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
             std::ptr::null(),
         ))?;
-        if p.proc_access == 0 || ruleset < 0 {
-            return Ok(());
-        }
+        let access = match p.proc_access {
+            Some(a) if a != 0 && ruleset >= 0 => a,
+            _ => return Ok(()),
+        };
         let fd = libc::open(
             c"/proc".as_ptr(),
             libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
@@ -232,7 +239,7 @@ pub(crate) unsafe fn mount_proc(p: &PidPlan, ruleset: c_int) -> io::Result<()> {
             return Err(io::Error::last_os_error());
         }
         let rule = PathBeneath {
-            allowed_access: p.proc_access,
+            allowed_access: access,
             parent_fd: fd,
         };
         const LANDLOCK_RULE_PATH_BENEATH: c_int = 1;
@@ -376,7 +383,7 @@ unsafe fn wait_ok(pid: pid_t) -> bool {
 }
 
 fn probe() -> bool {
-    let plan = PidPlan::for_this_process(0);
+    let plan = PidPlan::for_this_process(Some(0));
     // SAFETY: the children make raw system calls on memory prepared before the fork and end
     // with `_exit`; the parent only waits.
     unsafe {

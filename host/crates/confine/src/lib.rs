@@ -386,23 +386,30 @@ impl Confinement {
 impl Confinement {
     /// Landlock rights for a call's own `/proc`: read, when the caller granted `/proc` and
     /// denied nothing inside it (a denial there names the caller's instance, so it could not
-    /// be kept), else none.
-    fn proc_access(&self, abi: ABI) -> u64 {
+    /// be kept), else none; `None` when no grant reaches `/proc` (neither the caller's nor a
+    /// new one would be readable, so none is mounted). A grant above `/proc` (`/`) covers the
+    /// new one by itself.
+    fn proc_access(&self, abi: ABI) -> Option<u64> {
         use landlock::AccessFs;
         let proc = Path::new("/proc");
-        let granted = self
-            .paths
-            .iter()
-            .any(|(p, l)| p == proc && *l != policy::Level::Deny);
+        let granted = |exact: bool| {
+            self.paths.iter().any(|(p, l)| {
+                *l != policy::Level::Deny && (p == proc || (!exact && proc.starts_with(p)))
+            })
+        };
+        if !granted(false) {
+            return None;
+        }
+        let granted = granted(true);
         let denied_inside = self
             .paths
             .iter()
             .any(|(p, l)| *l == policy::Level::Deny && p.starts_with(proc));
-        if granted && !denied_inside {
+        Some(if granted && !denied_inside {
             AccessFs::from_read(abi).bits()
         } else {
             0
-        }
+        })
     }
 }
 

@@ -171,6 +171,11 @@ fn the_call_sees_only_its_own_processes() {
     // The supervisor's init, the shell, sleep and ls (grep is counted while ls lists, or not).
     let n: u32 = stdout(&out).trim().parse().unwrap();
     assert!((3..=6).contains(&n), "{n} processes visible: {out:?}");
+    // A grant of `/` reaches `/proc` too: the call's own is mounted there as well.
+    let whole = Confinement::new().read("/").private_temp_in(None);
+    let (out, _) = f.run_with(&whole, &["sh", "-c", "ls /proc | grep -c '^[0-9]'"]);
+    let n: u32 = stdout(&out).trim().parse().unwrap();
+    assert!((3..=5).contains(&n), "{n} processes visible: {out:?}");
     // /proc/self works in every process of the call.
     let selves = f.sh("readlink /proc/self/exe; sh -c 'read -r c < /proc/self/comm; echo $c'");
     assert_eq!(stdout(&selves), "/usr/bin/readlink\nsh\n", "{selves:?}");
