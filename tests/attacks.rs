@@ -30,7 +30,7 @@
 //! | skill with ``!`git grep --no-index -O"touch ../pwned" x -- README.md` `` and `allowed-tools: Bash(git grep:*)` (`warden skill show x`) | injected commands run in the same sandbox | OS confinement |
 //! | `sed -i … .claude/settings.json`, `cp evil .git/hooks/pre-commit`, `cp --target-directory=.git/hooks evil`, `git config core.fsmonitor 'touch ../pwned'` then `git status` (default and `acceptEdits`) | a call cannot leave the rules, hooks or git configuration changed | OS confinement (read-only in the call's mount namespace; restored after the call where there is none) |
 //! | the Write and Edit tools on `.claude/settings.json`, `.git/config`, `.mcp.json` (`--yes`, `bypassPermissions`) | protected paths need an allow rule naming them | capability check (fs) |
-//! | `sh -c 'setsid sleep 300 & echo $!'`, `sh -c '(sleep 300 & echo $! > sub/pid) & wait'` | no process outlives the call | OS confinement (subreaper supervisor) |
+//! | `sh -c 'setsid sleep 300.51 & echo $!'`, `sh -c '(sleep 300.52 & echo $! > sub/pid) & wait'` | no process outlives the call | OS confinement (the call's PID namespace ends with it; a subreaper supervisor without one) |
 //! | `rm -r -f secrets`, `rm -fr secrets`, `rm --recursive --force secrets` (no `--yes`) | `Bash(rm -rf *)` matches every spelling of the flags | text rules |
 //! | `git show HEAD:.env`, `git cat-file -p HEAD:.env` with `.env` committed (with and without `--yes`) | a deny is not an ask | text rules |
 //! | `git log -p`, `git show HEAD` with `.env` committed, `--yes` | **known limit, not in the suite**: a committed secret is content of the object store, which belongs to the project; rules name paths, and `.git/objects` holds no file called `.env` | not stopped (README, limits) |
@@ -462,9 +462,19 @@ fn all(checks: Vec<Check>) -> Check {
     Box::new(move |f, outs| checks.iter().flat_map(|c| c(f, outs)).collect())
 }
 
-/// The process whose pid the last call printed (or that `sub/pid` holds) is gone.
-fn pid_gone() -> Check {
-    Box::new(|f, outs| {
+/// The process whose pid the last call printed (or that `sub/pid` holds), a `sleep` for
+/// `duration`, is gone. The pid is one of the call's PID namespace, meaningless outside it, so
+/// the process is looked for by its command line.
+fn pid_gone(duration: &'static str) -> Check {
+    let running = move || {
+        let want = format!("sleep\0{duration}\0");
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes()))
+    };
+    Box::new(move |f, outs| {
         let printed = outs
             .last()
             .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
@@ -479,14 +489,14 @@ fn pid_gone() -> Check {
             return vec![format!("no pid printed: {}", text(&outs[outs.len() - 1]))];
         }
         let deadline = Instant::now() + Duration::from_secs(2);
-        let mut alive: Vec<u32> = pids.clone();
-        while !alive.is_empty() && Instant::now() < deadline {
-            alive.retain(|p| Path::new(&format!("/proc/{p}")).exists());
+        let mut alive = running();
+        while alive && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(50));
+            alive = running();
         }
-        alive
-            .iter()
-            .map(|p| format!("process {p} outlived the call"))
+        pids.iter()
+            .filter(|_| alive)
+            .map(|p| format!("process {p} (`sleep {duration}`) outlived the call"))
             .collect()
     })
 }
@@ -578,8 +588,8 @@ fn attacks() -> Vec<Attack> {
         a("Edit .git/config", &[Tool("Edit", r#"{"file_path":".git/config","old_string":"[core]","new_string":"[core]\n\tfsmonitor = touch ../pwned"}"#, &["--yes"]), Tool("Edit", r#"{"file_path":".git/config","old_string":"[core]","new_string":"[core]\n\tfsmonitor = touch ../pwned"}"#, BYPASS)], "the Edit tool on git configuration", refused_all()),
         a("Edit .mcp.json", &[Tool("Edit", r#"{"file_path":".mcp.json","old_string":"mcpServers","new_string":"x"}"#, &["--yes"]), Tool("Edit", r#"{"file_path":".mcp.json","old_string":"mcpServers","new_string":"x"}"#, BYPASS)], "the Edit tool on MCP servers", refused_all()),
         // Processes outliving the call.
-        a("setsid", &[BashWith("sh -c 'setsid sleep 300 & echo $!'", &["--allow-program", "setsid"])], "a new session does not escape", pid_gone()),
-        a("double fork", &[Bash("sh -c '(sleep 300 & echo $! > sub/pid) & wait'")], "an orphaned grandchild does not escape", pid_gone()),
+        a("setsid", &[BashWith("sh -c 'setsid sleep 300.51 & echo $!'", &["--allow-program", "setsid"])], "a new session does not escape", pid_gone("300.51")),
+        a("double fork", &[Bash("sh -c '(sleep 300.52 & echo $! > sub/pid) & wait'")], "an orphaned grandchild does not escape", pid_gone("300.52")),
         // The rm deny rule, without --yes.
         a("rm -r -f", &[Tool("Bash", r#"{"command":"rm -r -f secrets"}"#, &[])], "Bash(rm -rf *) covers split flags", all(vec![denied(), present("secrets/key.txt")])),
         a("rm -fr", &[Tool("Bash", r#"{"command":"rm -fr secrets"}"#, &[])], "and reordered flags", all(vec![denied(), present("secrets/key.txt")])),
