@@ -192,3 +192,98 @@ pub(crate) fn filter(network: bool, allow_unix: bool) -> Vec<sock_filter> {
     prog.push(stmt(RET_K, libc::SECCOMP_RET_ALLOW));
     prog
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs the program on one system call, as the kernel's interpreter would.
+    fn verdict(prog: &[sock_filter], nr: i64, args: [u64; 6]) -> u32 {
+        let mut data = Vec::new();
+        data.extend((nr as i32).to_ne_bytes());
+        data.extend(NATIVE_ARCH.to_ne_bytes());
+        data.extend(0u64.to_ne_bytes());
+        for a in args {
+            data.extend(a.to_ne_bytes());
+        }
+        let (mut pc, mut acc) = (0usize, 0u32);
+        loop {
+            let i = prog[pc];
+            match i.code {
+                LD_ABS_W => {
+                    let k = i.k as usize;
+                    acc = u32::from_ne_bytes(data[k..k + 4].try_into().unwrap());
+                    pc += 1;
+                }
+                JEQ_K | JGE_K => {
+                    let taken = if i.code == JEQ_K {
+                        acc == i.k
+                    } else {
+                        acc >= i.k
+                    };
+                    pc += 1 + usize::from(if taken { i.jt } else { i.jf });
+                }
+                RET_K => return i.k,
+                other => panic!("unexpected instruction {other:#x}"),
+            }
+        }
+    }
+
+    const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
+    const OTHER: u64 = 4242;
+
+    #[test]
+    fn other_processes_are_refused_and_the_caller_allowed() {
+        let eperm = errno(libc::EPERM);
+        for network in [false, true] {
+            let p = filter(network, false);
+            let v = |nr, args| verdict(&p, nr, args);
+            assert_eq!(v(libc::SYS_setpriority, [0, 0, 5, 0, 0, 0]), ALLOW);
+            assert_eq!(v(libc::SYS_setpriority, [0, OTHER, 5, 0, 0, 0]), eperm);
+            // A process group or user (who 0: the caller's own) reaches other processes.
+            assert_eq!(v(libc::SYS_setpriority, [1, 0, 5, 0, 0, 0]), eperm);
+            assert_eq!(v(libc::SYS_setpriority, [2, 0, 5, 0, 0, 0]), eperm);
+            assert_eq!(v(libc::SYS_ioprio_set, [1, 0, 0, 0, 0, 0]), ALLOW);
+            assert_eq!(v(libc::SYS_ioprio_set, [1, OTHER, 0, 0, 0, 0]), eperm);
+            assert_eq!(v(libc::SYS_ioprio_set, [2, 0, 0, 0, 0, 0]), eperm);
+            for nr in [
+                libc::SYS_sched_setaffinity,
+                libc::SYS_sched_setscheduler,
+                libc::SYS_sched_setparam,
+                libc::SYS_sched_setattr,
+            ] {
+                assert_eq!(v(nr, [0, 8, 1, 0, 0, 0]), ALLOW, "{nr}");
+                assert_eq!(v(nr, [OTHER, 8, 1, 0, 0, 0]), eperm, "{nr}");
+            }
+            // prlimit64(pid, resource, new, old): itself, or reading another's.
+            assert_eq!(v(libc::SYS_prlimit64, [0, 7, 0x1000, 0, 0, 0]), ALLOW);
+            assert_eq!(v(libc::SYS_prlimit64, [OTHER, 7, 0, 0x1000, 0, 0]), ALLOW);
+            assert_eq!(v(libc::SYS_prlimit64, [OTHER, 7, 0x1000, 0, 0, 0]), eperm);
+            assert_eq!(v(libc::SYS_prlimit64, [OTHER, 7, 1 << 40, 0, 0, 0]), eperm);
+            // The upper half of an int argument is not the kernel's: pid 0 stays pid 0.
+            assert_eq!(
+                v(libc::SYS_sched_setaffinity, [1 << 32, 8, 1, 0, 0, 0]),
+                ALLOW
+            );
+            for &nr in KERNEL_CALLS.iter().chain(MOUNT_CALLS) {
+                assert_eq!(v(nr, [0; 6]), eperm, "{nr}");
+            }
+            assert_eq!(v(libc::SYS_read, [0; 6]), ALLOW);
+            assert_eq!(v(libc::SYS_getpid, [0; 6]), ALLOW);
+        }
+        let off = filter(false, false);
+        assert_eq!(
+            verdict(
+                &off,
+                libc::SYS_socket,
+                [libc::AF_INET as u64, 1, 0, 0, 0, 0]
+            ),
+            errno(libc::EACCES)
+        );
+        let on = filter(true, false);
+        assert_eq!(
+            verdict(&on, libc::SYS_socket, [libc::AF_INET as u64, 1, 0, 0, 0, 0]),
+            ALLOW
+        );
+    }
+}
