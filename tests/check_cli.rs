@@ -318,17 +318,25 @@ fn bridge_hooks_of_claude_codes_settings_are_not_run() {
     let t = tempfile::tempdir().expect("tempdir");
     let bin = t.path().canonicalize().expect("canonical").join("bin");
     std::fs::create_dir_all(&bin).expect("mkdir");
-    let script = |name: &str, body: &str| {
-        let p = bin.join(name);
-        std::fs::write(&p, format!("#!/bin/sh\ncat >/dev/null\n{body}\n")).expect("write");
+    let warden = bin.join("warden");
+    let other = bin.join("other");
+    let cc = WithClaudeCode::new(json!({
+        "permissions": {"allow": ["Read"]},
+        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
+            {"type": "command", "command": format!("{} hook --wasm-only PreToolUse", warden.display())},
+            {"type": "command", "command": other.display().to_string()}
+        ]}]}
+    }));
+    // The user's hooks run confined to the project, so they leave their marks there.
+    let bridge_mark = cc.proj.join("bridge-ran");
+    let other_mark = cc.proj.join("other-ran");
+    let script = |p: &Path, body: &str| {
+        std::fs::write(p, format!("#!/bin/sh\ncat >/dev/null\n{body}\n")).expect("write");
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-        p.display().to_string()
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     };
-    let bridge_mark = bin.join("bridge-ran");
-    let other_mark = bin.join("other-ran");
-    let warden = script(
-        "warden",
+    script(
+        &warden,
         &format!(
             "touch '{}'\necho '{}'",
             bridge_mark.display(),
@@ -336,14 +344,7 @@ fn bridge_hooks_of_claude_codes_settings_are_not_run() {
                    "permissionDecision": "deny", "permissionDecisionReason": "bridge"}})
         ),
     );
-    let other = script("other", &format!("touch '{}'", other_mark.display()));
-    let cc = WithClaudeCode::new(json!({
-        "permissions": {"allow": ["Read"]},
-        "hooks": {"PreToolUse": [{"matcher": "*", "hooks": [
-            {"type": "command", "command": format!("{warden} hook --wasm-only PreToolUse")},
-            {"type": "command", "command": other}
-        ]}]}
-    }));
+    script(&other, &format!("touch '{}'", other_mark.display()));
     let v = cc.verdict("Read", &cc.read("a.txt"), &[]);
     assert_eq!(v["decision"], "allow", "{v}");
     assert!(!bridge_mark.exists(), "the bridge hook ran");

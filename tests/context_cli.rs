@@ -48,7 +48,8 @@ fn fixture() -> Fixture {
     let proj = base.join("proj");
     let app = proj.join("app");
     let kit = base.join("kit");
-    let hook_log = base.join("hook-log.jsonl");
+    // In the project: its hooks run confined to it.
+    let hook_log = app.join("hook-log.jsonl");
     let cc = base.join("claude-config");
     std::fs::create_dir_all(proj.join(".git")).expect("git dir");
     write(&home.join("CLAUDE.md"), "user memory\n");

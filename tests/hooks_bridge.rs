@@ -110,15 +110,13 @@ fn bash_python_and_wasm_hooks_make_the_same_decisions() {
     for d in [&bash, &python, &wasm] {
         std::fs::create_dir_all(d).expect("mkdir");
     }
-    std::fs::write(t.path().join("hook.sh"), BASH_HOOK).expect("write");
-    std::fs::write(t.path().join("hook.py"), PYTHON_HOOK).expect("write");
-    project_with_hook(
-        &bash,
-        &format!("bash {}", t.path().join("hook.sh").display()),
-    );
+    // A project's hook scripts live in the project, which is what its (confined) hooks read.
+    std::fs::write(bash.join("hook.sh"), BASH_HOOK).expect("write");
+    std::fs::write(python.join("hook.py"), PYTHON_HOOK).expect("write");
+    project_with_hook(&bash, &format!("bash {}", bash.join("hook.sh").display()));
     project_with_hook(
         &python,
-        &format!("python3 {}", t.path().join("hook.py").display()),
+        &format!("python3 {}", python.join("hook.py").display()),
     );
     let plugin = guard_plugin();
     let plugin = plugin.to_str().expect("utf-8");
@@ -161,8 +159,9 @@ fn wasm_only_runs_only_the_wasm_hooks() {
     let home = t.path().join("home");
     let proj = t.path().join("proj");
     std::fs::create_dir_all(&proj).expect("mkdir");
-    let marker = t.path().join("command-hook-ran");
-    // A command hook that would deny everything and leave a trace.
+    let marker = proj.join("command-hook-ran");
+    // A command hook that would deny everything and leave a trace (in the project, the one
+    // place a project's hook may write).
     project_with_hook(
         &proj,
         &format!(

@@ -34,7 +34,9 @@ impl Project {
         let dir = dir.canonicalize().expect("canonical");
         let home = t.path().join("home");
         std::fs::create_dir_all(&home).expect("home");
-        Project { _t: t, dir, home }
+        let p = Project { _t: t, dir, home };
+        p.user_settings(json!({}));
+        p
     }
 
     fn write(&self, rel: &str, text: &str) -> PathBuf {
@@ -56,7 +58,13 @@ impl Project {
 
     /// The user's own settings (`$WARDEN_HOME/settings.json`): where a project server is
     /// approved.
-    fn user_settings(&self, v: Value) {
+    fn user_settings(&self, mut v: Value) {
+        // The peers live in the cargo target directory, outside the default readable list.
+        if let Some(o) = v.as_object_mut() {
+            o.entry("sandbox").or_insert_with(
+                || json!({"readablePaths": [peers::install_dir().display().to_string()]}),
+            );
+        }
         std::fs::write(self.home.join("settings.json"), v.to_string()).expect("write");
     }
 
@@ -566,11 +574,12 @@ fn a_plugins_server_is_namespaced_and_its_root_expanded() {
 fn a_stdio_servers_whole_process_group_ends_with_the_call() {
     let p = everything_project();
     let pidfile = p.dir.join("child.pid");
+    let seconds = format!("300.{}1", std::process::id());
     // The server leaves a grandchild behind, as `npx` and `uvx` wrappers do.
     p.mcp_json(json!({
         "everything": {
             "command": "sh",
-            "args": ["-c", format!("sleep 300 & echo $! > '{}'; exec '{}' '{}' stdio", pidfile.display(), peers::node().display(), peers::server_everything().display())]
+            "args": ["-c", format!("sleep {seconds} & echo $! > '{}'; exec '{}' '{}' stdio", pidfile.display(), peers::node().display(), peers::server_everything().display())]
         }
     }));
     p.user_settings(json!({"enabledMcpjsonServers": ["everything"]}));
@@ -583,20 +592,30 @@ fn a_stdio_servers_whole_process_group_ends_with_the_call() {
         "--json",
     ]));
     assert_eq!(v["outcome"], "ok", "{v}");
-    assert_gone(&pidfile, "the server's grandchild");
+    assert_gone(&seconds, "the server's grandchild");
 }
 
-/// The process whose pid `pidfile` holds ends within five seconds.
-fn assert_gone(pidfile: &Path, what: &str) {
-    let pid: i32 = std::fs::read_to_string(pidfile)
-        .expect("pid")
-        .trim()
-        .parse()
-        .expect("pid");
+/// No process running `sleep <seconds>` is left within five seconds. Looked up by command
+/// line: a confined server runs in a PID namespace of its own, so the pids it sees mean
+/// nothing here.
+fn assert_gone(seconds: &str, what: &str) {
+    let want = format!("sleep\0{seconds}\0");
+    let running = || {
+        std::fs::read_dir("/proc")
+            .map(|d| {
+                d.filter_map(Result::ok).any(|e| {
+                    std::fs::read(e.path().join("cmdline"))
+                        .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&want))
+                })
+            })
+            .unwrap_or(false)
+    };
     let deadline = Instant::now() + Duration::from_secs(5);
-    // SAFETY: signal 0 only asks whether the process exists.
-    while unsafe { libc::kill(pid, 0) } == 0 {
-        assert!(Instant::now() < deadline, "{what} ({pid}) outlived warden");
+    while running() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} (sleep {seconds}) outlived warden"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -780,7 +799,8 @@ fn an_mcp_tool_hook_handler_decides_through_a_connected_server() {
 fn a_server_that_never_answers_fails_within_mcp_timeout_with_its_stderr() {
     let p = Project::new();
     let pidfile = p.dir.join("hung.pid");
-    p.mcp_json(json!({"hung": {"command": "sh", "args": ["-c", format!("echo $$ > '{}'; echo 'cannot find my config' >&2; sleep 300", pidfile.display())]}}));
+    let seconds = format!("300.{}2", std::process::id());
+    p.mcp_json(json!({"hung": {"command": "sh", "args": ["-c", format!("echo $$ > '{}'; echo 'cannot find my config' >&2; sleep {seconds}", pidfile.display())]}}));
     p.user_settings(json!({"enabledMcpjsonServers": ["hung"]}));
     let started = Instant::now();
     let out = p
@@ -802,7 +822,7 @@ fn a_server_that_never_answers_fails_within_mcp_timeout_with_its_stderr() {
         "the server's stderr is shown: {e}"
     );
     // And the hung server is gone with warden.
-    assert_gone(&pidfile, "the hung server");
+    assert_gone(&seconds, "the hung server");
 }
 
 #[test]

@@ -305,7 +305,8 @@ fn rules_deny_and_an_ask_nobody_can_answer_is_a_denial() {
 #[test]
 fn post_tool_use_hooks_see_the_response_and_failures_go_to_post_tool_use_failure() {
     let p = Project::new(json!({}));
-    let log = p.root.join("post.log");
+    // In the project: its hooks run confined to it.
+    let log = p.dir.join("post.log");
     let post = p.script(
         "post.sh",
         &format!("cat >> {}; echo >> {}", log.display(), log.display()),

@@ -45,6 +45,13 @@ fn root() -> PathBuf {
     root
 }
 
+/// Where the peers are installed: servers a project or plugin starts run confined, so a test
+/// makes this readable to them with `sandbox.readablePaths`, as a user would for a toolchain
+/// outside the default list.
+pub fn install_dir() -> PathBuf {
+    root()
+}
+
 /// Holds an exclusive lock on `<root>/<name>.lock` until dropped.
 fn lock(name: &str) -> File {
     let file = File::create(root().join(format!("{name}.lock"))).expect("lock file");

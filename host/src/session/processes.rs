@@ -234,10 +234,15 @@ impl ProcessProfiles {
     /// Builds the confinement of a program started for `origin`, `None` when the user opted
     /// it out. `timeout` bounds every process of the call (none for a server).
     #[cfg(target_os = "linux")]
+    ///
+    /// `named` are files the program's own command line names, made readable for a program
+    /// of the user's own settings (their hook scripts, wherever they keep them); ignored for
+    /// any other origin, so a repository cannot read a file by naming it.
     pub fn profile(
         &self,
         origin: &ProcessOrigin,
         timeout: Option<Duration>,
+        named: &[PathBuf],
     ) -> Result<Option<warden_confine::Confinement>, String> {
         use warden_confine::{Confinement, PROJECT_DENIED};
 
@@ -289,11 +294,15 @@ impl ProcessProfiles {
             }
             ProcessOrigin::Settings(scope) => {
                 if matches!(scope, Scope::User | Scope::Managed | Scope::Cli) {
-                    // The user's own hook scripts live beside their settings.
+                    // The user's own hook scripts live beside their settings, or where the
+                    // command names them.
                     if let Some(dir) = &self.claude_dir {
                         c = c.read(dir).deny(dir.join(".credentials.json"));
                     }
                     c = c.read(&self.warden_home);
+                    for f in named.iter().filter(|f| f.is_file()) {
+                        c = c.read(f);
+                    }
                 }
                 (sandbox.network, true)
             }
@@ -331,7 +340,17 @@ impl ProcessProfiles {
         #[cfg(target_os = "linux")]
         {
             use warden_confine::ConfineError;
-            let Some(profile) = self.profile(origin, timeout)? else {
+            let named: Vec<PathBuf> = match origin {
+                ProcessOrigin::Settings(Scope::User | Scope::Managed | Scope::Cli) => {
+                    std::iter::once(cmd.get_program())
+                        .chain(cmd.get_args())
+                        .filter_map(|a| a.to_str())
+                        .flat_map(absolute_paths)
+                        .collect()
+                }
+                _ => Vec::new(),
+            };
+            let Some(profile) = self.profile(origin, timeout, &named)? else {
                 return Ok(None);
             };
             match profile.confine(cmd) {
