@@ -440,3 +440,103 @@ fn a_refusal_names_the_plugin_the_path_and_the_grant_that_allows_it() {
     );
     assert!(err.contains("warden plugin install"), "{}", text(&out));
 }
+
+/// A formatter plugin that rewrites project files on PostToolUse: it needs a grant, declares
+/// it in `warden.toml`, and gets it only with consent, for the bytes that were approved.
+#[test]
+fn a_declared_grant_is_consented_to_pinned_and_dropped_when_the_copy_changes() {
+    let w = World::new();
+    let market = w.outside.parent().expect("root").join("market");
+    let plugin = market.join("fmt");
+    std::fs::create_dir_all(plugin.join(".claude-plugin")).expect("mkdir");
+    std::fs::create_dir_all(plugin.join("hooks")).expect("mkdir");
+    std::fs::create_dir_all(market.join(".claude-plugin")).expect("mkdir");
+    std::fs::write(
+        market.join(".claude-plugin/marketplace.json"),
+        json!({"name": "m", "owner": {"name": "t"}, "plugins": [{"name": "fmt", "source": "./fmt"}]})
+            .to_string(),
+    )
+    .expect("marketplace.json");
+    std::fs::write(
+        plugin.join(".claude-plugin/plugin.json"),
+        json!({"name": "fmt", "version": "1.0.0"}).to_string(),
+    )
+    .expect("plugin.json");
+    std::fs::write(
+        plugin.join("hooks/hooks.json"),
+        json!({"hooks": {"PostToolUse": [{"hooks": [{"type": "command",
+            "command": "echo formatted > \"$CLAUDE_PROJECT_DIR/formatted.txt\""}]}]}})
+        .to_string(),
+    )
+    .expect("hooks.json");
+    std::fs::write(
+        plugin.join("warden.toml"),
+        "[processes]\nfs = [{ path = \"${CLAUDE_PROJECT_DIR}\", access = \"write\" }]\n",
+    )
+    .expect("warden.toml");
+    let m = market.to_str().expect("utf-8");
+    let out = w.warden(&["plugin", "marketplace", "add", m], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    // Asked, not granted: nothing installed.
+    let out = w.warden(&["plugin", "install", "fmt@m"], "");
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("programs (command hooks, MCP servers)"),
+        "{}",
+        text(&out)
+    );
+    let out = w.warden(&["plugin", "install", "fmt@m", "--yes"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    let post = w.event(
+        "PostToolUse",
+        json!({"tool_name": "Write", "tool_input": {"file_path": "a.rs"}, "tool_response": {}, "tool_use_id": "toolu_2"}),
+    );
+    let formatted = w.project.join("formatted.txt");
+    let out = w.warden(&["hook", "PostToolUse"], &post);
+    assert!(
+        formatted.is_file(),
+        "the granted hook could not write:\n{}",
+        text(&out)
+    );
+    std::fs::remove_file(&formatted).expect("rm");
+
+    // The installed copy changes: its grant no longer applies, and cannot be renewed.
+    let installed = std::fs::read_to_string(w.warden_home.join("plugins/installed_plugins.json"))
+        .expect("installed");
+    let v: Value = serde_json::from_str(&installed).expect("json");
+    let path = v["plugins"]["fmt@m"][0]["installPath"]
+        .as_str()
+        .expect("installPath")
+        .to_string();
+    std::fs::write(Path::new(&path).join("README.md"), "changed\n").expect("tamper");
+    let out = w.warden(&["hook", "PostToolUse", "--verbose"], &post);
+    assert!(!formatted.exists(), "a changed copy kept its grant");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("warden plugin grant fmt@m --write"),
+        "{}",
+        text(&out)
+    );
+    let out = w.warden(
+        &[
+            "plugin",
+            "grant",
+            "fmt@m",
+            "--write",
+            "${CLAUDE_PROJECT_DIR}",
+        ],
+        "",
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+
+    // Reinstalled: the grant holds again; uninstalled: it is gone with the plugin.
+    std::fs::remove_file(Path::new(&path).join("README.md")).expect("untamper");
+    let out = w.warden(&["hook", "PostToolUse"], &post);
+    assert!(formatted.is_file(), "{}", text(&out));
+    let out = w.warden(&["plugin", "uninstall", "fmt@m"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let grants =
+        std::fs::read_to_string(w.warden_home.join("plugins/grants.json")).unwrap_or_default();
+    assert!(!grants.contains("fmt@m"), "{grants}");
+}
