@@ -152,10 +152,17 @@ fn scratch_project(project: &Path, home: &Home) -> anyhow::Result<()> {
         }
     }}});
     std::fs::write(project.join(".mcp.json"), mcp.to_string())?;
-    // A project's own files cannot approve its MCP servers; the user's settings can.
+    // A project's own files cannot approve its MCP servers; the user's settings can. The
+    // server runs confined, as every project server does: the user makes the binary and the
+    // home it serves from readable to it, as for any toolchain outside the default list.
+    let exe_dir = exe.parent().unwrap_or(&exe).display().to_string();
     std::fs::write(
         home.user_settings(),
-        json!({"enableAllProjectMcpServers": true}).to_string(),
+        json!({
+            "enableAllProjectMcpServers": true,
+            "sandbox": {"readablePaths": [exe_dir, home.root().display().to_string()]}
+        })
+        .to_string(),
     )?;
     Ok(())
 }
