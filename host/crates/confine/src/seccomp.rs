@@ -1,5 +1,5 @@
 //! A small seccomp filter: sockets when network is off; mount changes, kernel interfaces that
-//! reach past the file rules, and changes to other processes always.
+//! reach past the file rules (keyrings included), and changes to other processes always.
 //!
 //! Landlock (ABI 4 to 9) only knows TCP bind and connect; UDP, raw, netlink and packet
 //! sockets, and unix sockets to services outside the call, need this filter. It refuses
@@ -72,6 +72,13 @@ const MOUNT_CALLS: &[i64] = &[
 /// file by handle bypasses the covers of [`hide`](crate::hide) and path lookup), BPF, perf
 /// events, kernel modules and kexec. Refused always; most also need capabilities the
 /// command no longer holds, so this is a second wall.
+///
+/// The keyring calls need no capability: the call shares the caller's session keyring and
+/// the user's keyring, where credential helpers and filesystems keep tokens, and neither
+/// Landlock nor a namespace separates them. `userfaultfd` lets a program stall the kernel
+/// mid-copy, the usual way to widen a kernel race; no development tool needs it. `ptrace` is
+/// left to Landlock, which already limits it to the call's own processes (a debugger run by
+/// the call still works).
 const KERNEL_CALLS: &[i64] = &[
     libc::SYS_fanotify_init,
     libc::SYS_fanotify_mark,
@@ -84,6 +91,10 @@ const KERNEL_CALLS: &[i64] = &[
     libc::SYS_delete_module,
     libc::SYS_kexec_load,
     libc::SYS_kexec_file_load,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_userfaultfd,
 ];
 
 /// `PRIO_PROCESS` and `IOPRIO_WHO_PROCESS`: a target that is one process.

@@ -422,3 +422,96 @@ fn fanotify_file_handles_modules_and_bpf_are_refused() {
         .collect();
     assert_eq!(stdout(&out), want, "{out:?}");
 }
+
+/// Keyring and page-fault interfaces: the session and user keyrings are shared with the
+/// caller (a key another process of the user stored, such as a credential helper's token, is
+/// readable by any process of that keyring), and `userfaultfd` is a tool for widening kernel
+/// races. Each is refused; the key stored outside the call stays unreadable.
+#[test]
+fn keyrings_and_userfaultfd_are_refused() {
+    let f = fixture();
+    let (python, c) = python(&f);
+    // A key in the user keyring, stored outside the call the way a credential helper would.
+    let store = "import ctypes, os, sys\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        d = sys.argv[2].encode()\n\
+        k = libc.syscall(int(sys.argv[1]), b'user', b'warden-isolation-test', d, len(d), -4)\n\
+        sys.exit(os.strerror(ctypes.get_errno()) if k < 0 else 0)\n";
+    let stored = Command::new(&python)
+        .args([
+            "-c",
+            store,
+            &libc::SYS_add_key.to_string(),
+            &format!("{SECRET}-{}", std::process::id()),
+        ])
+        .output()
+        .unwrap();
+    let keyring = stored.status.success();
+    if !keyring {
+        eprintln!("no keyring here ({stored:?}): only the refusals are checked");
+    }
+    // request_key finds it through the user keyring; KEYCTL_READ (11) reads it.
+    let read = "import ctypes, sys\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        req, ctl = int(sys.argv[1]), int(sys.argv[2])\n\
+        k = libc.syscall(req, b'user', b'warden-isolation-test', None, 0)\n\
+        if k < 0:\n    print('refused', ctypes.get_errno()); sys.exit(0)\n\
+        buf = ctypes.create_string_buffer(256)\n\
+        n = libc.syscall(ctl, 11, k, buf, 256)\n\
+        print(buf.raw[:n].decode() if n > 0 else 'unreadable %d' % ctypes.get_errno())\n";
+    let (out, _) = f.run_with(
+        &c,
+        &[
+            &python,
+            "-c",
+            read,
+            &libc::SYS_request_key.to_string(),
+            &libc::SYS_keyctl.to_string(),
+        ],
+    );
+    if keyring {
+        // Leave nothing behind in the user's keyring: KEYCTL_INVALIDATE (21).
+        let _ = Command::new(&python)
+            .args([
+                "-c",
+                "import ctypes, sys\n\
+                 libc = ctypes.CDLL(None)\n\
+                 k = libc.syscall(int(sys.argv[1]), b'user', b'warden-isolation-test', None, 0)\n\
+                 k >= 0 and libc.syscall(int(sys.argv[2]), 21, k)\n",
+                &libc::SYS_request_key.to_string(),
+                &libc::SYS_keyctl.to_string(),
+            ])
+            .status();
+    }
+    assert_no_secret(&out, "request_key and keyctl");
+    assert_eq!(
+        stdout(&out),
+        format!("refused {}\n", libc::EPERM),
+        "{out:?}"
+    );
+
+    let calls: [(&str, libc::c_long); 4] = [
+        ("keyctl", libc::SYS_keyctl),
+        ("add_key", libc::SYS_add_key),
+        ("request_key", libc::SYS_request_key),
+        ("userfaultfd", libc::SYS_userfaultfd),
+    ];
+    // Arguments that would be harmless if the call ran: KEYCTL_GET_KEYRING_ID (0) of the
+    // session keyring (-3), no key type, no flags.
+    let script = "import ctypes, sys\n\
+        libc = ctypes.CDLL(None, use_errno=True)\n\
+        for a in sys.argv[1:]:\n\
+        \x20   name, nr = a.split('=')\n\
+        \x20   r = libc.syscall(int(nr), 0, -3, 0, 0, 0)\n\
+        \x20   print(name, r, ctypes.get_errno() if r < 0 else 0)\n";
+    let mut argv = vec![python.as_str(), "-c", script];
+    let args: Vec<String> = calls.iter().map(|(n, nr)| format!("{n}={nr}")).collect();
+    argv.extend(args.iter().map(String::as_str));
+    let (out, _) = f.run_with(&c, &argv);
+    assert!(out.status.success(), "{out:?}");
+    let want: String = calls
+        .iter()
+        .map(|(n, _)| format!("{n} -1 {}\n", libc::EPERM))
+        .collect();
+    assert_eq!(stdout(&out), want, "{out:?}");
+}
