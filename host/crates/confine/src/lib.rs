@@ -183,7 +183,9 @@
 //! # Cost
 //!
 //! Per call: building the ruleset (one `open(O_PATH)` and one Landlock rule per grant and
-//! per entry of a carved directory), copying protected paths, two forks instead of one;
+//! per entry of a carved directory), copying protected paths, searching the project for
+//! repositories before and after the call (one `statx` per directory while it is unchanged,
+//! its listing read again only when it changed), two forks instead of one;
 //! with a PID namespace also an `unshare`, init's `clone(CLONE_VM)` (no memory copied), and
 //! in the command a mount namespace (when not already made for hiding), a `/proc` mount and
 //! one Landlock rule, all skipped when no grant reaches `/proc`; without one, a `/proc` scan
@@ -237,6 +239,7 @@ mod child;
 mod error;
 mod hide;
 mod isolate;
+mod listing;
 mod persist;
 mod plan;
 mod policy;

@@ -107,33 +107,20 @@ pub(crate) fn discover(root: &Path, skip: Option<&BTreeSet<PathBuf>>) -> Found {
     let mut budget = WALK_LIMIT;
     let mut queue = std::collections::VecDeque::from([root.to_path_buf()]);
     while let Some(dir) = queue.pop_front() {
-        let Ok(rd) = std::fs::read_dir(&dir) else {
+        let Some(listing) = crate::listing::of(&dir) else {
             continue;
         };
-        let mut subdirs = Vec::new();
-        let mut venv = false;
-        let mut cache = dir.file_name().is_some_and(|n| n == "node_modules");
-        for e in rd.filter_map(Result::ok) {
-            if budget == 0 {
-                return found;
-            }
-            budget -= 1;
-            let Ok(ft) = e.file_type() else { continue };
-            let name = e.file_name();
-            if name == ".git" {
-                if ft.is_dir() {
-                    nested_git_dirs(&e.path(), 0, &mut found.git_dirs);
-                } else if ft.is_file() {
-                    found.git_files.push(e.path());
-                }
-            } else if name == "pyvenv.cfg" && ft.is_file() {
-                venv = true;
-            } else if name == "CACHEDIR.TAG" && ft.is_file() {
-                cache = true;
-            } else if ft.is_dir() {
-                subdirs.push(e.path());
-            }
+        if listing.entries > budget {
+            return found;
         }
+        budget -= listing.entries;
+        if listing.git_dir {
+            nested_git_dirs(&dir.join(".git"), 0, &mut found.git_dirs);
+        } else if listing.git_file {
+            found.git_files.push(dir.join(".git"));
+        }
+        let venv = listing.venv;
+        let cache = listing.cache_tag || dir.file_name().is_some_and(|n| n == "node_modules");
         if venv {
             for lib in ["lib", "lib64"] {
                 let Ok(rd) = std::fs::read_dir(dir.join(lib)) else {
@@ -156,8 +143,7 @@ pub(crate) fn discover(root: &Path, skip: Option<&BTreeSet<PathBuf>>) -> Found {
             found.skipped.insert(dir);
             continue;
         }
-        subdirs.sort();
-        queue.extend(subdirs);
+        queue.extend(listing.subdirs.iter().map(|n| dir.join(n)));
     }
     found
 }
