@@ -81,6 +81,30 @@ mod linux {
                 assert!(st.success());
             })
         });
+        // A project the size of a small crate workspace: a repository and 400 directories,
+        // searched for repositories before and after every call.
+        let repo = tmp.path().join("repo");
+        for i in 0..20 {
+            for j in 0..20 {
+                std::fs::create_dir_all(repo.join(format!("src/m{i}/s{j}"))).expect("fixture");
+                std::fs::write(repo.join(format!("src/m{i}/s{j}/lib.rs")), "x").expect("fixture");
+            }
+        }
+        for d in [".git/hooks", ".git/info", ".git/objects", ".git/refs"] {
+            std::fs::create_dir_all(repo.join(d)).expect("fixture");
+        }
+        std::fs::write(repo.join(".git/config"), "[core]\n").expect("fixture");
+        std::fs::write(repo.join(".git/HEAD"), "ref: refs/heads/main\n").expect("fixture");
+        let in_repo = Confinement::for_project(&repo, Some(&home));
+        g.bench_function("confined_project_with_repository_400_dirs", |b| {
+            b.iter(|| {
+                let mut cmd = command(&repo);
+                let guard = in_repo.confine(&mut cmd).expect("confine");
+                let st = cmd.status().expect("spawn");
+                guard.finish().expect("finish");
+                assert!(st.success());
+            })
+        });
         g.finish();
     }
 
