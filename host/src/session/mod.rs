@@ -22,6 +22,7 @@
 //! [`Session::guest_policy`].
 
 mod hooks;
+mod launched;
 pub mod pipeline;
 pub mod processes;
 mod registry;
@@ -576,7 +577,9 @@ impl Session {
     /// widens what a program may do, so only files the user controls count (user, managed,
     /// `--settings`; the user's are Warden's own and Claude Code's, which sit in the user's
     /// home as well); a project's own `.claude/settings*.json` cannot turn confinement off,
-    /// add readable paths or give programs the network.
+    /// add readable paths or give programs the network. The files configured hooks and MCP
+    /// servers start are read-only to programs and refused to the file tools (see
+    /// [`launched`]).
     pub fn process_confinement(&self) -> &ProcessConfinement {
         self.processes.get_or_init(|| {
             let user_home = self
@@ -585,7 +588,11 @@ impl Session {
                 .clone()
                 .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
                 .filter(|h| h.is_absolute());
-            sandbox_settings(&self.settings, user_home)
+            let launched = launched::launched_files(self, user_home.as_deref());
+            ProcessConfinement {
+                read_only: launched,
+                ..sandbox_settings(&self.settings, user_home)
+            }
         })
     }
 }

@@ -322,6 +322,10 @@ impl ProcessProfiles {
         for p in &denied.write {
             c = c.read(p);
         }
+        // The scripts hooks and servers start: a hook must not leave the next one a payload.
+        for p in &sandbox.read_only {
+            c = c.read_only(p);
+        }
         c = c.network(network);
         if let Some(t) = timeout {
             c = c.timeout(t.saturating_add(BACKSTOP_GRACE));
@@ -342,11 +346,23 @@ impl ProcessProfiles {
             use warden_confine::ConfineError;
             let named: Vec<PathBuf> = match origin {
                 ProcessOrigin::Settings(Scope::User | Scope::Managed | Scope::Cli) => {
-                    std::iter::once(cmd.get_program())
-                        .chain(cmd.get_args())
-                        .filter_map(|a| a.to_str())
-                        .flat_map(absolute_paths)
-                        .collect()
+                    let words = || {
+                        std::iter::once(cmd.get_program())
+                            .chain(cmd.get_args())
+                            .filter_map(|a| a.to_str())
+                    };
+                    // `~/bin/notify.sh` and `$HOME/…` too, as the shell will expand them.
+                    let home = self.sandbox.home.as_ref().map(|h| resolved(h));
+                    let anchors = super::launched::Anchors {
+                        project: &self.project,
+                        home: home.as_deref(),
+                        plugin_root: None,
+                    };
+                    let mut in_home = std::collections::BTreeSet::new();
+                    for w in words() {
+                        anchors.files_in_shell(w, &mut in_home);
+                    }
+                    words().flat_map(absolute_paths).chain(in_home).collect()
                 }
                 _ => Vec::new(),
             };

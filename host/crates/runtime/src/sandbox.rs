@@ -52,10 +52,10 @@ pub struct ProcessConfinement {
     /// Network access for programs (`sandbox.network`; off by default). The kernel cannot
     /// limit it to hosts: on means every host.
     pub network: bool,
-    /// Files later, unconfined programs run that a program must not change even inside a
-    /// writable grant: the scripts configured hooks and approved MCP servers start. Read-only
-    /// for programs (`warden_confine::Confinement::read_only`), and refused to the file
-    /// tools through another name (a hard link).
+    /// Files later programs run that a program must not change even inside a writable
+    /// grant: the scripts configured hooks and MCP servers start (resolved, absolute).
+    /// Read-only for programs (`warden_confine::Confinement::read_only`), and refused to
+    /// the file tools under every name, hard links included.
     pub read_only: Vec<PathBuf>,
 }
 

@@ -348,13 +348,41 @@ struct Job {
     /// Read-only files and directories besides those in every grant (see
     /// [`PROTECTED_IN_GRANT`]).
     read_only: Vec<PathBuf>,
+    /// Files configured hooks and MCP servers start (`ProcessConfinement::read_only`):
+    /// refused to writes by any name, not only through another hard link.
+    launched: Vec<PathBuf>,
 }
 
 impl Job {
     fn resolve(&self, write: bool) -> Result<Resolved, FsError> {
         let r = resolve(&self.grant, self.lexical.clone(), write)?;
         check(self.policy.as_ref(), &r, write)?;
+        if write {
+            self.refuse_launched(&r)?;
+        }
         Ok(r)
+    }
+
+    /// A write to a file a hook or server starts would make its next start run what the
+    /// call wrote, possibly with more rights than the call has (a user hook runs with the
+    /// user's). No rule allows it: the user changes such a file outside the session.
+    fn refuse_launched(&self, r: &Resolved) -> Result<(), FsError> {
+        let real = r.real();
+        match self
+            .launched
+            .iter()
+            .find(|f| **f == real || **f == r.lexical)
+        {
+            Some(f) => Err(err(
+                ErrorCode::Denied,
+                format!(
+                    "{} is denied: a configured hook or MCP server runs {}, so neither tools nor programs may change it (edit it outside the session)",
+                    r.lexical.display(),
+                    f.display()
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 }
 
@@ -371,6 +399,7 @@ impl SandboxState {
             policy: self.ctx.policy.clone(),
             lexical: absolute(&self.ctx.cwd, raw)?,
             read_only,
+            launched: processes.read_only.clone(),
         })
     }
 
@@ -1067,6 +1096,7 @@ mod protected_link_tests {
             }),
             policy: Arc::new(UnrestrictedPolicy),
             lexical: root.join(rel),
+            launched: read_only.clone(),
             read_only,
         }
     }
