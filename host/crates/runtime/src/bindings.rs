@@ -150,6 +150,73 @@ impl WitVersion {
 mod tests {
     use super::WitVersion;
 
+    /// A released version's files never change: `wit/frozen.sha256` holds their digests, and
+    /// every folder under `wit/` is released (listed whole), one per supported version.
+    #[test]
+    fn released_wit_is_frozen() {
+        use sha2::{Digest, Sha256};
+        use std::collections::BTreeMap;
+        let wit = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../wit");
+        let list = std::fs::read_to_string(wit.join("frozen.sha256")).expect("wit/frozen.sha256");
+        let mut listed = BTreeMap::new();
+        for (n, line) in list.lines().enumerate() {
+            if line.starts_with('#') || line.trim().is_empty() {
+                continue;
+            }
+            let (digest, file) = line
+                .split_once("  ")
+                .unwrap_or_else(|| panic!("wit/frozen.sha256:{}: not `DIGEST  FILE`", n + 1));
+            listed.insert(file.to_string(), digest.to_string());
+        }
+        let mut found = BTreeMap::new();
+        let mut folders = Vec::new();
+        for dir in std::fs::read_dir(&wit).expect("wit/").flatten() {
+            if !dir.path().is_dir() {
+                continue;
+            }
+            let folder = dir.file_name().to_string_lossy().into_owned();
+            folders.push(folder.clone());
+            for f in std::fs::read_dir(dir.path())
+                .expect("version folder")
+                .flatten()
+            {
+                let bytes = std::fs::read(f.path()).expect("wit file");
+                let digest: String = Sha256::digest(&bytes)
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect();
+                found.insert(
+                    format!("{folder}/{}", f.file_name().to_string_lossy()),
+                    digest,
+                );
+            }
+        }
+        for (file, digest) in &listed {
+            match found.get(file) {
+                Some(d) if d == digest => {}
+                Some(_) => panic!(
+                    "wit/{file} changed, but its version is released and frozen: put the change in a new version folder"
+                ),
+                None => panic!("wit/{file} is gone, but its version is released and frozen"),
+            }
+        }
+        for file in found.keys() {
+            assert!(
+                listed.contains_key(file),
+                "wit/{file} is not in wit/frozen.sha256: a released version gains no files, and a new version is listed when it is released"
+            );
+        }
+        folders.sort();
+        let supported: Vec<String> = WitVersion::ALL
+            .iter()
+            .map(|v| format!("v{}", v.name().trim_end_matches(".x")))
+            .collect();
+        assert_eq!(
+            folders, supported,
+            "every folder under wit/ has a bindings module (WitVersion::ALL)"
+        );
+    }
+
     #[test]
     fn versions() {
         let table = [
