@@ -164,8 +164,8 @@ impl McpHub {
             Approval::Approved => {}
             Approval::Pending => {
                 return Err(format!(
-                    "MCP server `{}` comes from the project's {} and is not approved: add it to `enabledMcpjsonServers` (or set `enableAllProjectMcpServers`) in your user settings (the project's own settings files, `.claude/settings.local.json` included, cannot approve it)",
-                    server.entry.name, server.entry.origin
+                    "MCP server `{}` comes from the project's {} and is not approved: run `warden mcp approve {}` (or list it in `enabledMcpjsonServers` in your user settings; the project's own settings files, `.claude/settings.local.json` included, cannot approve it)",
+                    server.entry.name, server.entry.origin, server.entry.name
                 ));
             }
             Approval::Disabled => {

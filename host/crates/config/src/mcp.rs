@@ -31,6 +31,13 @@
 //!   `.claude/settings.local.json` cannot approve: a hostile repository would otherwise approve
 //!   the commands it ships, and nothing stops it from committing a `settings.local.json`.
 //!
+//! * `warden mcp approve <name>` records an approval in `state.json` →
+//!   `projects["<cwd>"].approvedMcpjsonServers`, pinned to the sha256 of the server's
+//!   definition ([`definition_digest`]): a changed entry in `.mcp.json` is pending again. `warden
+//!   mcp approve --deny` lists the name in that project's `disabledMcpjsonServers`, which
+//!   disables it like the settings key. `state.json` is the user's file, and no settings file of
+//!   any scope is read for pinned approvals, so a repository cannot write one for itself.
+//!
 //! Every other scope is [`Approval::Approved`]. A project server that is not approved does not
 //! hide a user-scope server of the same name (a repository must not be able to knock out the
 //! user's servers by reusing their names); the user's server is used and a note is recorded.
@@ -57,12 +64,22 @@ use serde_json::{Map, Value};
 
 use crate::{ConfigError, Home, MAX_SETTINGS_BYTES, Settings, did_you_mean, json_type_name};
 
+pub mod edit;
+
 /// File name of the project-scope server list, at the project root.
 pub const PROJECT_FILE: &str = ".mcp.json";
 
 /// Largest `state.json` read. It also holds per-project state, so it may outgrow a settings
 /// file.
 pub const MAX_STATE_BYTES: u64 = 16 << 20;
+
+/// Key of a project's entry in `state.json` mapping project-server names to the digest of the
+/// definition the user approved ([`definition_digest`]).
+pub const APPROVED_KEY: &str = "approvedMcpjsonServers";
+
+/// Key of a project's entry in `state.json` (and of settings files) listing disabled project
+/// servers.
+pub const DISABLED_KEY: &str = "disabledMcpjsonServers";
 
 /// The transports a configuration file may name.
 const TRANSPORTS: &[&str] = &["stdio", "http", "sse", "ws"];
@@ -856,6 +873,19 @@ pub fn resolve(
 // ---------------------------------------------------------------------------------------------
 // Files
 
+/// The keys `state.json` → `projects` may file the project in `cwd` under, in the order they
+/// are looked up: `cwd` as given, then its canonical form.
+pub fn project_keys(cwd: &Path) -> Vec<String> {
+    let mut keys = vec![cwd.display().to_string()];
+    if let Ok(c) = cwd.canonicalize() {
+        let c = c.display().to_string();
+        if c != keys[0] {
+            keys.push(c);
+        }
+    }
+    keys
+}
+
 /// Reads a `.mcp.json`-shaped file: wrapped `{"mcpServers": {…}}` or flat `{"<name>": {…}}`.
 /// If `mcpServers` holds an object the file is wrapped; otherwise every top-level value except
 /// `$schema` is a server. `Ok(None)` when the file does not exist. The size limit is that of a
@@ -1039,6 +1069,62 @@ pub fn project_approval(settings: &Settings, name: &str) -> Approval {
     }
 }
 
+/// `sha256:<hex>` of a server's name and definition, keys sorted at every level, so that the
+/// same entry written in another key order or spacing keeps its approval and any change to a
+/// field (command, arguments, environment, URL, headers, anything else) loses it.
+pub fn definition_digest(name: &str, entry: &Value) -> String {
+    use sha2::Digest as _;
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
+    let canonical = Value::Array(vec![Value::String(name.to_string()), sorted(entry)]);
+    format!(
+        "sha256:{}",
+        hex::encode(sha2::Sha256::digest(canonical.to_string().as_bytes()))
+    )
+}
+
+/// What the user recorded for a project's servers in `state.json` (see the module docs).
+#[derive(Debug, Default)]
+struct Choices {
+    approved: Map<String, Value>,
+    disabled: Vec<String>,
+}
+
+impl Choices {
+    fn of(project: Option<&Map<String, Value>>) -> Choices {
+        let Some(p) = project else {
+            return Choices::default();
+        };
+        Choices {
+            approved: match p.get(APPROVED_KEY) {
+                Some(Value::Object(m)) => m.clone(),
+                _ => Map::new(),
+            },
+            disabled: match p.get(DISABLED_KEY) {
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string)
+                    .collect(),
+                _ => Vec::new(),
+            },
+        }
+    }
+}
+
 /// The servers of a session, and what went wrong finding them.
 #[derive(Debug, Clone, Default)]
 pub struct McpServers {
@@ -1069,7 +1155,9 @@ impl McpServers {
             }
         };
 
-        let local = out.state_section(&state, cwd, &state_origin);
+        let state_project = out.state_project(&state, cwd, &state_origin);
+        let choices = Choices::of(state_project.as_ref().map(|(_, p)| *p));
+        let local = out.state_section(state_project, &state_origin);
         let project_path = cwd.join(PROJECT_FILE);
         let project = match read_servers_file(&project_path) {
             Ok(s) => s.unwrap_or_default(),
@@ -1091,17 +1179,32 @@ impl McpServers {
         };
 
         let project_origin = project_path.display().to_string();
-        let project: Vec<ServerEntry> = project
-            .into_iter()
-            .map(|(name, entry)| ServerEntry {
-                approval: project_approval(settings, &name),
+        let mut project_entries = Vec::new();
+        for (name, entry) in project {
+            let mut approval = project_approval(settings, &name);
+            if choices.disabled.contains(&name) {
+                approval = Approval::Disabled;
+            } else if approval == Approval::Pending
+                && let Some(pinned) = choices.approved.get(&name)
+            {
+                if pinned.as_str() == Some(definition_digest(&name, &entry).as_str()) {
+                    approval = Approval::Approved;
+                } else {
+                    out.problems.push(format!(
+                        "{project_origin}: MCP server `{name}` changed since it was approved ({state_origin}); review it, then run `warden mcp approve {name}`"
+                    ));
+                }
+            }
+            project_entries.push(ServerEntry {
+                approval,
                 name,
                 scope: McpScope::Project,
                 origin: project_origin.clone(),
                 entry,
                 plugin: None,
-            })
-            .collect();
+            });
+        }
+        let project = project_entries;
         let configured = |scope: McpScope, servers: Map<String, Value>| {
             servers
                 .into_iter()
@@ -1148,13 +1251,13 @@ impl McpServers {
         out
     }
 
-    /// `projects["<cwd>"].mcpServers` of the state file.
-    fn state_section(
+    /// `projects["<cwd>"]` of the state file, with its key ([`project_keys`], first found).
+    fn state_project<'a>(
         &mut self,
-        state: &Map<String, Value>,
+        state: &'a Map<String, Value>,
         cwd: &Path,
         origin: &str,
-    ) -> Map<String, Value> {
+    ) -> Option<(String, &'a Map<String, Value>)> {
         let projects = match state.get("projects") {
             Some(Value::Object(p)) => p,
             Some(other) => {
@@ -1162,15 +1265,32 @@ impl McpServers {
                     "{origin}: `projects` must be an object keyed by project path, found {}",
                     json_type_name(other)
                 ));
-                return Map::new();
+                return None;
             }
-            None => return Map::new(),
+            None => return None,
         };
-        let mut keys = vec![cwd.display().to_string()];
-        if let Ok(c) = cwd.canonicalize() {
-            keys.push(c.display().to_string());
+        let (key, project) = project_keys(cwd)
+            .into_iter()
+            .find_map(|k| projects.get(&k).map(|p| (k, p)))?;
+        match project {
+            Value::Object(p) => Some((key, p)),
+            other => {
+                self.problems.push(format!(
+                    "{origin}: `projects[\"{key}\"]` must be an object, found {}",
+                    json_type_name(other)
+                ));
+                None
+            }
         }
-        let Some((key, project)) = keys.iter().find_map(|k| projects.get(k).map(|p| (k, p))) else {
+    }
+
+    /// `projects["<cwd>"].mcpServers` of the state file.
+    fn state_section(
+        &mut self,
+        project: Option<(String, &Map<String, Value>)>,
+        origin: &str,
+    ) -> Map<String, Value> {
+        let Some((key, project)) = project else {
             return Map::new();
         };
         match project.get("mcpServers") {
