@@ -252,10 +252,15 @@ impl PermissionCheckedRunner {
             )
         };
         match outcome {
+            // The tool's line for a silent command is for the model, not the skill's text.
+            Ok(ToolCallOutcome::Ok { content, .. }) if content == crate::tools::BASH_NO_OUTPUT => {
+                Ok(String::new())
+            }
             Ok(ToolCallOutcome::Ok { content, .. }) => Ok(cap(content)),
             Ok(ToolCallOutcome::Failed(m)) => {
-                let (output, last) = m.rsplit_once('\n').unwrap_or(("", m.as_str()));
-                match last.strip_prefix("Exit code ") {
+                // `Exit code N`, then the command's stderr and stdout.
+                let (first, output) = m.split_once('\n').unwrap_or((m.as_str(), ""));
+                match first.strip_prefix("Exit code ") {
                     Some("1") if is_search_or_compare(command) => Ok(cap(output.to_string())),
                     Some(code) => Err(format!("exit code {code}{}", excerpt(output))),
                     None => Err(excerpt(&m).trim_start_matches(": ").to_string()),

@@ -125,3 +125,137 @@ impl BuiltinTool {
         }
     }
 }
+
+/// What the Bash tool answers, in Claude Code's shape: PostToolUse hooks get it as
+/// `tool_response`, `warden tool --json` as `structured`, `warden mcp serve` as
+/// `structuredContent`, and the model gets [`BashResponse::model_text`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BashResponse {
+    /// What the command printed on stdout.
+    pub stdout: String,
+    /// What it printed on stderr.
+    pub stderr: String,
+    /// Whether it was stopped before it finished.
+    pub interrupted: bool,
+    /// Whether stdout is an image (never, for this tool).
+    pub is_image: bool,
+    /// Whether the command is one that prints nothing when it succeeds (Claude Code's
+    /// heuristic; this tool does not guess, so always `false`).
+    pub no_output_expected: bool,
+}
+
+/// The text the model gets for a Bash call that printed nothing, as Claude Code words it.
+pub const BASH_NO_OUTPUT: &str = "(Bash completed with no output)";
+
+impl BashResponse {
+    /// The tool result text, as Claude Code builds it: stdout without its trailing newlines,
+    /// then stderr, or [`BASH_NO_OUTPUT`].
+    pub fn model_text(&self) -> String {
+        let parts: Vec<&str> = [self.stdout.trim_end(), self.stderr.trim_end()]
+            .into_iter()
+            .filter(|p| !p.trim().is_empty())
+            .collect();
+        if parts.is_empty() {
+            BASH_NO_OUTPUT.to_string()
+        } else {
+            parts.join("\n")
+        }
+    }
+}
+
+/// A built-in tool's answer, typed where Claude Code's shape is known: the one definition
+/// the agent loop, `warden tool`, `warden mcp serve` and the hook inputs all use.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolResponse {
+    /// Bash.
+    Bash(BashResponse),
+    /// Any other tool: its structured result as it gave it, with the model's text as
+    /// `content` when the tool did not set one.
+    Other(serde_json::Value),
+}
+
+impl ToolResponse {
+    /// Types a successful call's result: `content` is the text the tool gave the model,
+    /// `structured` its structured result. A Bash result that does not fit
+    /// [`BashResponse`] (a guest built before it) keeps its text as stdout.
+    pub fn from_result(tool: &str, content: &str, structured: Option<&serde_json::Value>) -> Self {
+        if tool == BuiltinTool::Bash.name() {
+            let typed = structured
+                .and_then(|s| serde_json::from_value::<BashResponse>(s.clone()).ok())
+                .unwrap_or_else(|| BashResponse {
+                    stdout: content.to_string(),
+                    ..BashResponse::default()
+                });
+            return ToolResponse::Bash(typed);
+        }
+        match structured {
+            Some(serde_json::Value::Object(s)) => {
+                let mut r = s.clone();
+                r.entry("content")
+                    .or_insert_with(|| serde_json::Value::String(content.to_string()));
+                ToolResponse::Other(serde_json::Value::Object(r))
+            }
+            _ => ToolResponse::Other(serde_json::json!({ "content": content })),
+        }
+    }
+
+    /// The text the model gets.
+    pub fn model_text(&self, content: &str) -> String {
+        match self {
+            ToolResponse::Bash(b) => b.model_text(),
+            ToolResponse::Other(_) => content.to_string(),
+        }
+    }
+
+    /// The value hooks get as `tool_response` and clients as structured content.
+    pub fn to_value(&self) -> serde_json::Value {
+        match self {
+            ToolResponse::Bash(b) => serde_json::to_value(b).unwrap_or_default(),
+            ToolResponse::Other(v) => v.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bash_text_is_stdout_then_stderr_or_the_no_output_line() {
+        let r = BashResponse {
+            stdout: "out\n\n".into(),
+            stderr: "warn\n".into(),
+            ..BashResponse::default()
+        };
+        assert_eq!(r.model_text(), "out\nwarn");
+        assert_eq!(BashResponse::default().model_text(), BASH_NO_OUTPUT);
+        let v = serde_json::to_value(&r).expect("json");
+        let keys: Vec<&str> = v
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(
+            keys,
+            [
+                "stdout",
+                "stderr",
+                "interrupted",
+                "isImage",
+                "noOutputExpected"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_old_bash_result_keeps_its_text() {
+        let r = ToolResponse::from_result("Bash", "hi", Some(&serde_json::json!({"x": 1})));
+        assert_eq!(
+            r,
+            ToolResponse::Bash(BashResponse {
+                stdout: "hi".into(),
+                ..BashResponse::default()
+            })
+        );
+    }
+}

@@ -158,6 +158,10 @@ pub struct TurnReport {
     /// Its price, when the driver knows prices.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Model requests of the main conversation in this turn (Claude Code's `num_turns`).
+    pub num_turns: u32,
+    /// Milliseconds spent waiting on the model, subagents included (`duration_api_ms`).
+    pub api_ms: u64,
 }
 
 /// Something that happened, for a live view (the CLI's transcript, `--json` lines, the demo's
@@ -278,6 +282,10 @@ pub trait Observer: Send + Sync {
     fn event(&self, event: &LoopEvent);
     /// More text of the model's current message (streaming drivers only).
     fn text_delta(&self, _text: &str) {}
+    /// A whole message of the main conversation as it joins it: the user's prompt, each
+    /// assistant answer, each batch of tool results (what `--output-format stream-json`
+    /// prints).
+    fn message(&self, _message: &Message) {}
 }
 
 /// An observer that keeps every event (tests, the demo's table, embedders that look later).
@@ -336,6 +344,8 @@ struct Core {
     usage: Mutex<(Usage, Option<f64>)>,
     /// The current user prompt's id (`prompt_id`), from the first prompt on.
     prompt_id: Mutex<Option<String>>,
+    /// Main-conversation model requests and time spent waiting on the model, for reports.
+    requests: Mutex<(u32, std::time::Duration)>,
 }
 
 /// What a call needs of the frame (main conversation or subagent) it runs in.
@@ -414,6 +424,7 @@ impl Conversation {
                 model,
                 usage: Mutex::new((Usage::default(), None)),
                 prompt_id: Mutex::new(None),
+                requests: Mutex::new((0, std::time::Duration::ZERO)),
             },
             messages: Vec::new(),
             pending: Vec::new(),
@@ -485,9 +496,9 @@ impl Conversation {
             payload.retain(|_, v| !v.is_null());
             core.fire(Event::InstructionsLoaded, payload, None).await;
         }
+        // Claude Code sends no `model` (and no `permission_mode`) with SessionStart.
         let mut payload = Map::new();
         payload.insert("source".into(), json!("startup"));
-        payload.insert("model".into(), json!(core.model));
         let r = core.fire(Event::SessionStart, payload, None).await;
         if let Ok(ctx) = core.context.lock() {
             self.pending.extend(prompt::first_reminders(&ctx));
@@ -542,8 +553,10 @@ impl Conversation {
     pub async fn send(&mut self, prompt: &str) -> TurnReport {
         self.start().await;
         let before = self.usage();
+        let requests_before = self.core.requests();
         let end = self.turn(prompt).await;
         let after = self.usage();
+        let requests_after = self.core.requests();
         let usage = Usage {
             input_tokens: after.0.input_tokens - before.0.input_tokens,
             output_tokens: after.0.output_tokens - before.0.output_tokens,
@@ -556,6 +569,9 @@ impl Conversation {
             end,
             usage,
             cost_usd,
+            num_turns: requests_after.0 - requests_before.0,
+            api_ms: u64::try_from((requests_after.1 - requests_before.1).as_millis())
+                .unwrap_or(u64::MAX),
         };
         self.core.observer.event(&LoopEvent::TurnEnded {
             report: report.clone(),
@@ -643,6 +659,7 @@ impl Conversation {
         core.transcript.message(&message, None, None);
         core.observer
             .event(&LoopEvent::Prompt { text: text.clone() });
+        core.observer.message(&message);
         self.messages.push(message);
         let info = FrameInfo {
             caller: Caller::Main,
@@ -724,6 +741,10 @@ fn stopped(r: &DispatchResult) -> Option<TurnEnd> {
 }
 
 impl Core {
+    fn requests(&self) -> (u32, std::time::Duration) {
+        self.requests.lock().map(|r| *r).unwrap_or_default()
+    }
+
     fn prompt_id(&self) -> Option<String> {
         self.prompt_id.lock().ok().and_then(|p| p.clone())
     }
@@ -757,7 +778,10 @@ impl Core {
             json!(self.transcript.path().display().to_string()),
         );
         input.insert("cwd".into(), json!(self.session.cwd.display().to_string()));
-        input.insert("permission_mode".into(), json!(mode));
+        // As Claude Code: the session's bounds carry no mode.
+        if !matches!(event, Event::SessionStart | Event::SessionEnd) {
+            input.insert("permission_mode".into(), json!(mode));
+        }
         input.insert("hook_event_name".into(), json!(event.as_str()));
         if let Some(id) = self.prompt_id() {
             input.insert("prompt_id".into(), json!(id));
@@ -837,7 +861,13 @@ impl Core {
                 caller: info.caller.clone(),
             };
             let sink = Sink(self.observer.as_ref());
-            let response = match self.driver.complete(&request, Some(&sink)).await {
+            let asked = std::time::Instant::now();
+            let answer = self.driver.complete(&request, Some(&sink)).await;
+            if let Ok(mut r) = self.requests.lock() {
+                r.0 += u32::from(info.agent.is_none());
+                r.1 += asked.elapsed();
+            }
+            let response = match answer {
                 Ok(r) => r,
                 Err(e) => return self.stop_failure(info, &e).await,
             };
@@ -848,6 +878,9 @@ impl Core {
             };
             info.transcript
                 .message(&message, Some(&response.model), Some(response.usage));
+            if info.agent.is_none() {
+                self.observer.message(&message);
+            }
             let text = message.text();
             if !text.is_empty() {
                 self.observer.event(&LoopEvent::Text {
@@ -921,6 +954,9 @@ impl Core {
                     content,
                 };
                 info.transcript.message(&results, None, None);
+                if info.agent.is_none() {
+                    self.observer.message(&results);
+                }
                 messages.push(results);
                 return TurnEnd::HookStopped {
                     reason: ends_turn.join("\n"),
@@ -955,6 +991,9 @@ impl Core {
                 content,
             };
             info.transcript.message(&results, None, None);
+            if info.agent.is_none() {
+                self.observer.message(&results);
+            }
             messages.push(results);
         }
     }
@@ -1025,6 +1064,15 @@ impl Core {
                     ToolStatus::Ok { content, .. } => (content.clone(), false),
                     ToolStatus::InvalidInput { message } => {
                         (format!("<tool_use_error>{message}</tool_use_error>"), true)
+                    }
+                    // An ask nobody could answer, worded as `claude -p` words it.
+                    ToolStatus::Denied { .. }
+                        if o.trace.last().is_some_and(|t| {
+                            t.step == crate::session::Step::Ask
+                                && t.by == crate::session::DenyAsker.label()
+                        }) =>
+                    {
+                        (crate::session::pipeline::unanswered_ask(&o.tool), true)
                     }
                     ToolStatus::Denied { message } | ToolStatus::Failed { message } => {
                         (message.clone(), true)

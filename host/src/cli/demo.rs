@@ -280,11 +280,15 @@ fn table(events: &[LoopEvent]) {
                         Step::PostToolUseFailure => "PostToolUseFailure",
                         Step::Rules => "rules",
                         Step::Execute => "execute",
+                        Step::PermissionRequest => "PermissionRequest",
                         Step::Ask => "ask",
                         Step::Validate => continue,
                     };
                     let handler = match t.step {
-                        Step::PreToolUse | Step::PostToolUse | Step::PostToolUseFailure => {
+                        Step::PreToolUse
+                        | Step::PermissionRequest
+                        | Step::PostToolUse
+                        | Step::PostToolUseFailure => {
                             format!("{} ({})", t.by, t.source.as_deref().unwrap_or(""))
                         }
                         _ => format!("{}: {}", outcome.tool, t.by),

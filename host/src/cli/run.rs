@@ -1,15 +1,25 @@
 //! `warden run`: one agent conversation in a project, with a scripted model (`--script`) or a
 //! real one (`-p` with `ANTHROPIC_API_KEY`, or an OpenAI-compatible server).
 //!
-//! On a terminal the transcript is readable: tool calls with the decision and where it came
-//! from, results, hooks, Stop feedback, tokens and cost. `--json` prints one JSON object per
-//! event instead. An `ask` is put to the user on a terminal (allow once / always / deny);
-//! anywhere else it is a denial that says nobody could be asked.
+//! As `claude -p`, it prints only the model's final answer (`--output-format text`), one
+//! result object (`json`), or one JSON object per line as the conversation goes (`stream-json`:
+//! `system` init, `assistant` and `user` messages, the `result`). `--verbose` prints the
+//! transcript for people instead of the bare answer: tool calls with the decision and where it
+//! came from, results, hooks, Stop feedback, tokens and cost; with `json` it prints every line
+//! `stream-json` would, as one array. `--json` prints Warden's own events, one per line.
+//! Exit status as Claude Code's: 0 when the turn completed, 1 when it ended in error (the
+//! result's `is_error`), 2 for unusable arguments or settings.
+//!
+//! An `ask` is first put to the PermissionRequest hooks; then, on a terminal and with the
+//! verbose transcript, to the user (allow once / always / deny); anywhere else it is a denial.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde_json::{Value, json};
 
 use anyhow::Context as _;
 use warden::agent::ask::TerminalAsker;
@@ -48,13 +58,29 @@ pub struct Args {
     /// Where to write the transcript (JSONL).
     #[arg(long, value_name = "FILE")]
     transcript: Option<PathBuf>,
-    /// One JSON object per event on stdout.
+    /// What to print, as `claude -p`: `text` (the final answer), `json` (one result
+    /// object) or `stream-json` (one JSON object per line as the conversation goes).
+    #[arg(long, value_name = "FORMAT", value_enum, default_value_t = OutputFormat::Text)]
+    output_format: OutputFormat,
+    /// With `text`, the transcript for people instead of the bare answer; with `json`, every
+    /// `stream-json` line as one array.
+    #[arg(long)]
+    verbose: bool,
+    /// Warden's own events, one JSON object per line (overrides `--output-format`).
     #[arg(long)]
     json: bool,
     /// Print the request the model would receive (system prompt, memory, skills, tools) and
     /// run nothing.
     #[arg(long)]
     dry_run: bool,
+}
+
+/// `--output-format`.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
 }
 
 fn driver(args: &Args) -> anyhow::Result<(Arc<dyn ModelDriver>, Option<String>)> {
@@ -72,6 +98,14 @@ fn driver(args: &Args) -> anyhow::Result<(Arc<dyn ModelDriver>, Option<String>)>
         None => "anthropic".into(),
     };
     Ok(match provider.as_str() {
+        // A dry run sends nothing, so it needs no key: a placeholder stands in for it.
+        "anthropic" if args.dry_run => (
+            Arc::new(AnthropicDriver::from_env_with(|var| match var {
+                "ANTHROPIC_API_KEY" => Some("unused-by-a-dry-run".into()),
+                _ => std::env::var(var).ok(),
+            })?),
+            None,
+        ),
         "anthropic" => (
             Arc::new(AnthropicDriver::from_env().context(
                 "no model to talk to: set ANTHROPIC_API_KEY, or use --provider openai with \
@@ -98,7 +132,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::from(2));
     };
     let session = Arc::new(Session::load(&opts));
-    let interactive = !args.json && TerminalAsker::available();
+    let readable = !args.json && args.verbose && args.output_format == OutputFormat::Text;
+    let interactive = readable && TerminalAsker::available();
     let asker: Arc<dyn Asker> = if interactive {
         Arc::new(TerminalAsker::new(&session.cwd))
     } else {
@@ -110,10 +145,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         transcript_path: args.transcript.clone(),
         ..ConversationOptions::default()
     };
-    let observer: Arc<dyn Observer> = if args.json {
-        Arc::new(JsonLines)
-    } else {
-        Arc::new(Readable::new())
+    let claude_out = (!args.json && !readable).then(|| {
+        Arc::new(ClaudeOutput::new(
+            args.output_format,
+            args.verbose,
+            &session,
+        ))
+    });
+    let observer: Arc<dyn Observer> = match &claude_out {
+        Some(c) => c.clone(),
+        None if args.json => Arc::new(JsonLines),
+        None => Arc::new(Readable::new()),
     };
     let mut conversation =
         Conversation::new(session, driver, asker, conv_opts).with_observer(observer);
@@ -133,11 +175,248 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         let report = conversation.send(&prompt).await;
         conversation.end("other").await;
+        if let Some(c) = &claude_out {
+            c.finish(&report);
+        }
         Ok(match report.end {
             TurnEnd::Completed { .. } => ExitCode::SUCCESS,
             _ => ExitCode::from(1),
         })
     })?
+}
+
+/// `--output-format`: Claude Code's shapes for `claude -p`.
+struct ClaudeOutput {
+    format: OutputFormat,
+    verbose: bool,
+    started: Instant,
+    session_id: String,
+    cwd: String,
+    permission_mode: String,
+    state: Mutex<ClaudeState>,
+}
+
+#[derive(Default)]
+struct ClaudeState {
+    model: String,
+    /// With `--output-format json --verbose`: every line, printed as one array at the end.
+    lines: Vec<Value>,
+    /// Calls refused before they ran (`permission_denials`).
+    denials: Vec<Value>,
+}
+
+impl ClaudeOutput {
+    fn new(format: OutputFormat, verbose: bool, session: &Session) -> Self {
+        ClaudeOutput {
+            format,
+            verbose,
+            started: Instant::now(),
+            session_id: session.session_id.clone(),
+            cwd: session.cwd.display().to_string(),
+            permission_mode: session
+                .rules()
+                .map(|r| r.mode().as_str().to_string())
+                .unwrap_or_else(|_| "default".into()),
+            state: Mutex::new(ClaudeState::default()),
+        }
+    }
+
+    /// Prints a `stream-json` line now, or keeps it for `json --verbose`.
+    fn line(&self, mut line: Value) {
+        if let Some(o) = line.as_object_mut() {
+            o.insert("session_id".into(), json!(self.session_id));
+            o.insert("uuid".into(), json!(warden::instructions::new_session_id()));
+        }
+        match self.format {
+            OutputFormat::StreamJson => {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+            OutputFormat::Json if self.verbose => {
+                if let Ok(mut s) = self.state.lock() {
+                    s.lines.push(line);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The `result` object of a finished turn.
+    fn result(&self, report: &warden::agent::TurnReport) -> Value {
+        let (subtype, is_error, text) = match &report.end {
+            TurnEnd::Completed { text } => ("success", false, Some(text.clone())),
+            TurnEnd::MaxTurns { turns } => (
+                "error_max_turns",
+                true,
+                Some(format!("Error: Reached max turns ({turns})")),
+            ),
+            TurnEnd::StopFailure { message, .. } => {
+                ("success", true, Some(format!("API Error: {message}")))
+            }
+            TurnEnd::PromptBlocked { reason } | TurnEnd::HookStopped { reason } => {
+                ("error_during_execution", true, Some(reason.clone()))
+            }
+        };
+        let denials = self
+            .state
+            .lock()
+            .map(|s| s.denials.clone())
+            .unwrap_or_default();
+        let mut r = json!({
+            "type": "result",
+            "subtype": subtype,
+            "is_error": is_error,
+            "duration_ms": u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "duration_api_ms": report.api_ms,
+            "num_turns": report.num_turns,
+            "result": text.unwrap_or_default(),
+            "stop_reason": matches!(report.end, TurnEnd::Completed { .. }).then_some("end_turn"),
+            "session_id": self.session_id,
+            "total_cost_usd": report.cost_usd.unwrap_or(0.0),
+            "usage": {
+                "input_tokens": report.usage.input_tokens,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": report.usage.output_tokens,
+            },
+            "permission_denials": denials,
+        });
+        if let (Some(o), TurnEnd::StopFailure { error, .. }) = (r.as_object_mut(), &report.end) {
+            o.insert("error".into(), json!(error));
+        }
+        r
+    }
+
+    /// Prints what the format prints at the end.
+    fn finish(&self, report: &warden::agent::TurnReport) {
+        let result = self.result(report);
+        let mut out = std::io::stdout().lock();
+        match self.format {
+            OutputFormat::Text => match &report.end {
+                TurnEnd::Completed { text } => {
+                    let _ = writeln!(out, "{}", text.trim_end());
+                }
+                _ => {
+                    let _ = out.flush();
+                    eprintln!("{}", result["result"].as_str().unwrap_or("Error"));
+                }
+            },
+            OutputFormat::Json if self.verbose => {
+                let mut lines = self
+                    .state
+                    .lock()
+                    .map(|mut s| std::mem::take(&mut s.lines))
+                    .unwrap_or_default();
+                let mut last = result;
+                if let Some(o) = last.as_object_mut() {
+                    o.insert("uuid".into(), json!(warden::instructions::new_session_id()));
+                }
+                lines.push(last);
+                let _ = writeln!(out, "{}", Value::Array(lines));
+            }
+            OutputFormat::Json => {
+                let mut r = result;
+                if let Some(o) = r.as_object_mut() {
+                    o.insert("uuid".into(), json!(warden::instructions::new_session_id()));
+                }
+                let _ = writeln!(out, "{r}");
+            }
+            OutputFormat::StreamJson => {
+                drop(out);
+                self.line(result);
+            }
+        }
+    }
+}
+
+impl Observer for ClaudeOutput {
+    fn event(&self, event: &LoopEvent) {
+        match event {
+            LoopEvent::SessionStarted { model, tools, .. } => {
+                if let Ok(mut s) = self.state.lock() {
+                    s.model.clone_from(model);
+                }
+                self.line(json!({
+                    "type": "system",
+                    "subtype": "init",
+                    "cwd": self.cwd,
+                    "tools": tools,
+                    "mcp_servers": [],
+                    "model": model,
+                    "permissionMode": self.permission_mode,
+                    "apiKeySource": "none",
+                    "output_style": "default",
+                }));
+            }
+            LoopEvent::ToolCall {
+                outcome,
+                agent: None,
+            } if matches!(outcome.status, ToolStatus::Denied { .. }) => {
+                if let Ok(mut s) = self.state.lock() {
+                    s.denials.push(json!({
+                        "tool_name": outcome.tool,
+                        "tool_use_id": outcome.tool_use_id,
+                        "tool_input": outcome.input,
+                    }));
+                }
+            }
+            LoopEvent::Warning { message } => eprintln!("warning: {message}"),
+            _ => {}
+        }
+    }
+
+    fn message(&self, message: &warden::agent::model::Message) {
+        use warden::agent::model::{Block, Role};
+        let line = match message.role {
+            Role::Assistant => {
+                let model = self
+                    .state
+                    .lock()
+                    .map(|s| s.model.clone())
+                    .unwrap_or_default();
+                json!({
+                    "type": "assistant",
+                    "message": {
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": message.content,
+                    },
+                    "parent_tool_use_id": null,
+                })
+            }
+            // The prompt is not echoed; tool results are, with their `is_error` spelled out.
+            Role::User => {
+                let results: Vec<Value> = message
+                    .content
+                    .iter()
+                    .filter_map(|b| match b {
+                        Block::ToolResult {
+                            tool_use_id,
+                            content,
+                            is_error,
+                        } => Some(json!({
+                            "tool_use_id": tool_use_id,
+                            "type": "tool_result",
+                            "content": content,
+                            "is_error": is_error,
+                        })),
+                        _ => None,
+                    })
+                    .collect();
+                if results.is_empty() {
+                    return;
+                }
+                json!({
+                    "type": "user",
+                    "message": {"role": "user", "content": results},
+                    "parent_tool_use_id": null,
+                })
+            }
+        };
+        self.line(line);
+    }
 }
 
 /// `--json`: every event as one line.

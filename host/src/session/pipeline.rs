@@ -30,6 +30,7 @@ use warden_permissions::{Decision, HookVerdict};
 
 use super::{Session, SessionError};
 use crate::runtime::{Limits, ToolCallOutcome};
+use crate::tools::ToolResponse;
 
 /// A step of the pipeline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -41,6 +42,8 @@ pub enum Step {
     PreToolUse,
     /// The permission rules and mode.
     Rules,
+    /// A PermissionRequest hook handler, asked before the user.
+    PermissionRequest,
     /// The user (or whoever answers asks).
     Ask,
     /// The tool ran.
@@ -496,6 +499,9 @@ impl Session {
             micros: micros(t),
         });
         out.decision = decided.decision;
+        // What the model is told of a denial, in Claude Code's words; the trace keeps the
+        // rule or hook and its reason.
+        let mut denial: Option<String> = None;
         match (
             &deciding_hook,
             hook.and_then(HookVerdict::decision),
@@ -511,6 +517,9 @@ impl Session {
                     .reason
                     .clone()
                     .unwrap_or_else(|| decided.reason.clone());
+                if v == Decision::Deny {
+                    denial = Some(hook_denial(tool_name, label, &out.reason));
+                }
                 out.rule = decided.rule.clone();
                 out.source = Some(format!("PreToolUse hook {label} ({source})"));
             }
@@ -518,6 +527,9 @@ impl Session {
                 out.reason = decided.reason.clone();
                 out.rule = decided.rule.clone();
                 out.source = decided.source.clone();
+                if decided.decision == Decision::Deny && decided.rule.is_some() {
+                    denial = Some(rule_denial(tool_name, &out.input));
+                }
             }
         }
 
@@ -535,11 +547,27 @@ impl Session {
             Decision::Deny => {
                 // `out.decision` is already the rules' deny.
                 out.status = ToolStatus::Denied {
-                    message: out.reason.clone(),
+                    message: denial.unwrap_or_else(|| out.reason.clone()),
                 };
                 return Ok(out);
             }
-            Decision::Ask => {
+            Decision::Ask => 'ask: {
+                // PermissionRequest hooks answer before anyone is asked, as in Claude Code.
+                match self
+                    .permission_request(
+                        &mut out,
+                        rules.mode().as_str(),
+                        meta,
+                        &dopts,
+                        tool,
+                        &schema,
+                    )
+                    .await?
+                {
+                    Some(AskAnswer::Deny) => return Ok(out),
+                    Some(_) => break 'ask,
+                    None => {}
+                }
                 let t = Instant::now();
                 let answer = asker
                     .ask(AskRequest {
@@ -617,12 +645,28 @@ impl Session {
                 });
             }
         };
+        let duration_ms = u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
         let (status, failure) = match run {
             Ok(ToolCallOutcome::Ok {
                 content,
                 structured,
             }) => {
-                let structured = structured.and_then(|s| serde_json::from_str(&s).ok());
+                let structured: Option<Value> =
+                    structured.and_then(|s| serde_json::from_str(&s).ok());
+                // A built-in tool's result in its one typed shape (see `tools::ToolResponse`).
+                let (content, structured) = if tool
+                    .is_some_and(|t| matches!(t.source, super::ToolSource::Builtin(_)))
+                {
+                    let typed = ToolResponse::from_result(tool_name, &content, structured.as_ref());
+                    match typed {
+                        ToolResponse::Bash(_) => {
+                            (typed.model_text(&content), Some(typed.to_value()))
+                        }
+                        ToolResponse::Other(_) => (content, structured),
+                    }
+                } else {
+                    (content, structured)
+                };
                 (
                     ToolStatus::Ok {
                         content,
@@ -661,7 +705,10 @@ impl Session {
             Some(_) => (Event::PostToolUseFailure, Step::PostToolUseFailure),
         };
         if !self.hook_config().hooks(event).is_empty() {
-            let post_input = self.tool_event(event, &out, rules.mode().as_str(), failure, meta);
+            let mut post_input = self.tool_event(event, &out, rules.mode().as_str(), failure, meta);
+            if let Some(o) = post_input.as_object_mut() {
+                o.insert("duration_ms".into(), json!(duration_ms));
+            }
             let post = dispatch(event, &post_input, self.hook_config(), &dopts).await;
             trace_handlers(&mut out.trace, step, &post);
             if post.merged.continue_on_block == Some(false) {
@@ -673,6 +720,89 @@ impl Session {
                 .extend(post.merged.additional_context.iter().cloned());
         }
         Ok(out)
+    }
+
+    /// Fires `PermissionRequest` for a call the rules would ask about. `Some(AllowOnce)`: a
+    /// hook allowed it (its `updatedInput` applied and checked); `Some(Deny)`: a hook denied
+    /// it, or its `updatedInput` does not fit, and `out` says why; `None`: no hook answered,
+    /// so the asker is asked.
+    async fn permission_request(
+        self: &Arc<Self>,
+        out: &mut ToolOutcome,
+        mode: &str,
+        meta: &CallMeta,
+        dopts: &warden_hooks::DispatchOptions,
+        tool: Option<&super::RegisteredTool>,
+        schema: &Option<Value>,
+    ) -> Result<Option<AskAnswer>, SessionError> {
+        if self
+            .hook_config()
+            .hooks(Event::PermissionRequest)
+            .is_empty()
+        {
+            return Ok(None);
+        }
+        let mut input = self.tool_event(Event::PermissionRequest, out, mode, None, meta);
+        if let Some(o) = input.as_object_mut() {
+            // Claude Code sends no `tool_use_id` with a PermissionRequest.
+            o.remove("tool_use_id");
+            o.insert(
+                "permission_suggestions".into(),
+                permission_suggestions(&out.tool, &out.input, &self.cwd),
+            );
+        }
+        let r = dispatch(Event::PermissionRequest, &input, self.hook_config(), dopts).await;
+        trace_handlers(&mut out.trace, Step::PermissionRequest, &r);
+        let verdict = r.merged.permission_verdict();
+        let deciding = |d: &str| {
+            r.handlers.iter().find_map(|h| {
+                let said = h
+                    .result
+                    .json
+                    .as_ref()
+                    .and_then(|j| j.get("hookSpecificOutput"))
+                    .and_then(|h| h.pointer("/decision/behavior"))
+                    .and_then(Value::as_str);
+                (said == Some(d))
+                    .then(|| format!("PermissionRequest hook {} ({})", h.label, handler_source(h)))
+            })
+        };
+        match verdict.decision.and_then(HookVerdict::decision) {
+            Some(Decision::Allow) => {
+                if let Some(updated) = verdict.updated_input.filter(Value::is_object) {
+                    let problem = match (tool, schema) {
+                        (Some(tool), _) => self.validate(tool, &updated).await?,
+                        (None, Some(schema)) => validate_against(&out.tool, schema, &updated),
+                        (None, None) => None,
+                    };
+                    if let Some(message) = problem {
+                        out.decision = Decision::Deny;
+                        out.reason = format!(
+                            "a PermissionRequest hook's updatedInput is invalid: {message}"
+                        );
+                        out.status = ToolStatus::InvalidInput { message };
+                        return Ok(Some(AskAnswer::Deny));
+                    }
+                    out.input = updated;
+                }
+                out.source = deciding("allow").or(out.source.take());
+                Ok(Some(AskAnswer::AllowOnce))
+            }
+            Some(Decision::Deny) => {
+                let message = verdict
+                    .reason
+                    .filter(|m| !m.trim().is_empty())
+                    .unwrap_or_else(|| format!("Permission to use {} has been denied.", out.tool));
+                out.reason.clone_from(&message);
+                out.source = deciding("deny").or(out.source.take());
+                if verdict.interrupt {
+                    out.ends_turn = Some(message.clone());
+                }
+                out.status = ToolStatus::Denied { message };
+                Ok(Some(AskAnswer::Deny))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// `None` when `input` fits the tool's schema, else Claude Code's message for the first
@@ -737,18 +867,13 @@ impl Session {
                     );
                 }
                 (Event::PostToolUse, _) => {
-                    // The tool's structured result, with the text the model got as `content`.
+                    // The tool's result in its typed shape (see `tools::ToolResponse`).
                     let response = match &out.status {
                         ToolStatus::Ok {
-                            structured: Some(Value::Object(s)),
+                            structured,
                             content,
-                        } => {
-                            let mut r = s.clone();
-                            r.entry("content")
-                                .or_insert_with(|| Value::String(content.clone()));
-                            Value::Object(r)
-                        }
-                        ToolStatus::Ok { content, .. } => json!({ "content": content }),
+                        } => ToolResponse::from_result(&out.tool, content, structured.as_ref())
+                            .to_value(),
                         _ => Value::Null,
                     };
                     o.insert("tool_response".into(), response);
@@ -919,6 +1044,81 @@ fn edit_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
+}
+
+/// What the model is told when a deny rule refuses a call, in Claude Code's words (the rule
+/// stays in the trace).
+fn rule_denial(tool: &str, input: &Value) -> String {
+    match input.get("command").and_then(Value::as_str) {
+        Some(command) if tool == "Bash" => {
+            format!("Permission to use Bash with command {command} has been denied.")
+        }
+        _ => format!("Permission to use {tool} has been denied."),
+    }
+}
+
+/// What the model is told when a PreToolUse hook denies a call, in Claude Code's words.
+fn hook_denial(tool: &str, handler: &str, reason: &str) -> String {
+    format!("PreToolUse:{tool} hook error: [{handler}]: {reason}")
+}
+
+/// What the model is told of a call the rules ask about when nobody can be asked (`claude
+/// -p`), in Claude Code's words: the agent loop says this where `warden tool` and `warden mcp
+/// serve` say why and that nobody could be asked.
+pub(crate) fn unanswered_ask(tool: &str) -> String {
+    if tool == "Bash" {
+        "This command requires approval".to_string()
+    } else {
+        format!("Claude requested permissions to use {tool}, but you haven't granted it yet.")
+    }
+}
+
+/// The `permission_suggestions` of a PermissionRequest: the rule that would allow the call
+/// again, where Claude Code would offer to keep it.
+fn permission_suggestions(tool: &str, input: &Value, cwd: &std::path::Path) -> Value {
+    let rule = |content: Option<String>, destination: &str| {
+        let mut r = serde_json::Map::new();
+        r.insert("toolName".into(), json!(tool));
+        if let Some(c) = content {
+            r.insert("ruleContent".into(), json!(c));
+        }
+        json!([{"type": "addRules", "rules": [r], "behavior": "allow", "destination": destination}])
+    };
+    match tool {
+        "Bash" => rule(
+            input
+                .get("command")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            "localSettings",
+        ),
+        "Write" | "Edit" | "NotebookEdit" => {
+            json!([{"type": "setMode", "mode": "acceptEdits", "destination": "session"}])
+        }
+        "Read" | "Glob" | "Grep" => {
+            let path = input
+                .get("file_path")
+                .or_else(|| input.get("path"))
+                .and_then(Value::as_str)
+                .map(std::path::Path::new);
+            let dir = match path {
+                Some(p) if tool == "Read" => p.parent(),
+                Some(p) => Some(p),
+                None => Some(cwd),
+            };
+            rule(dir.map(|d| format!("/{}/**", d.display())), "session")
+        }
+        "WebFetch" => rule(
+            input
+                .get("url")
+                .and_then(Value::as_str)
+                .and_then(|u| u.split_once("://"))
+                .map(|(_, rest)| rest.split(['/', ':', '?', '#']).next().unwrap_or(""))
+                .map(|host| format!("domain:{host}")),
+            "localSettings",
+        ),
+        _ => rule(None, "localSettings"),
+    }
 }
 
 /// Why a model hook's block ends the turn: its reasons, or the event's name.

@@ -550,28 +550,43 @@ impl Tool for Bash {
         }
         let out = String::from_utf8_lossy(&stdout).into_owned();
         let err = String::from_utf8_lossy(&stderr).into_owned();
-        let mut content = out.trim_end().to_string();
-        if !err.trim().is_empty() {
-            if !content.is_empty() {
-                content.push('\n');
-            }
-            content.push_str(err.trim_end());
-        }
-        let content = cap(content);
+        // Claude Code's order: stdout then stderr on success; on failure the exit code
+        // first, then stderr, then stdout.
+        let joined = |parts: &[&str]| {
+            parts
+                .iter()
+                .map(|p| p.trim_end())
+                .filter(|p| !p.trim().is_empty())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
         if sh.timed_out {
-            return Err(ToolError::Failed(format!(
-                "{content}\nCommand timed out after {} ms",
-                sh.timeout_ms
-            )));
+            return Err(ToolError::Failed(cap(joined(&[
+                &format!("Command timed out after {} ms", sh.timeout_ms),
+                &err,
+                &out,
+            ]))));
         }
         if status != 0 {
-            return Err(ToolError::Failed(format!("{content}\nExit code {status}")));
+            return Err(ToolError::Failed(cap(joined(&[
+                &format!("Exit code {status}"),
+                &err,
+                &out,
+            ]))));
         }
+        let content = match joined(&[&out, &err]) {
+            c if c.is_empty() => "(Bash completed with no output)".to_string(),
+            c => cap(c),
+        };
         Ok(ToolOutput {
             content,
-            structured: Some(
-                json!({"stdout": out, "stderr": err, "exit_code": status, "interrupted": false}),
-            ),
+            structured: Some(json!({
+                "stdout": out,
+                "stderr": err,
+                "interrupted": false,
+                "isImage": false,
+                "noOutputExpected": false,
+            })),
         })
     }
 }
