@@ -25,6 +25,7 @@ mod hooks;
 mod launched;
 pub mod pipeline;
 pub mod processes;
+pub mod refusals;
 mod registry;
 
 use std::path::{Path, PathBuf};

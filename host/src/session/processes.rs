@@ -407,9 +407,17 @@ impl ProcessProfiles {
             readable.push(root.clone());
         }
         readable.extend(self.sandbox.readable.iter().cloned());
+        let log = match origin {
+            ProcessOrigin::Plugin { data_dir, .. } => data_dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| super::refusals::log_path(&self.warden_home, n)),
+            ProcessOrigin::Settings(_) => None,
+        };
         Explainer {
             origin: origin.clone(),
             readable,
+            log,
         }
     }
 }
@@ -421,6 +429,8 @@ pub struct Explainer {
     origin: ProcessOrigin,
     /// Where the program could read: a refusal there was a write.
     readable: Vec<PathBuf>,
+    /// A plugin's refusal log, which `warden plugin details` shows.
+    log: Option<PathBuf>,
 }
 
 /// Phrases programs print when the kernel refused a path.
@@ -476,13 +486,26 @@ impl Explainer {
         if network {
             out.push(self.network_line());
         }
+        if let Some(log) = &self.log {
+            // Best effort: the explanation reaches the user whether or not it could be kept.
+            let _ = super::refusals::record(log, &out);
+        }
         out
     }
 
     fn path_line(&self, path: &Path) -> String {
         let write = self.readable.iter().any(|r| path.starts_with(r));
         let what = if write { "writing" } else { "reading" };
-        let how = match &self.origin {
+        let how = match (&self.origin, toolchain_hint(path, write)) {
+            // A toolchain outside the readable list is no plugin's business: the user's
+            // setting opens it to every program; a grant stays the narrower way.
+            (ProcessOrigin::Plugin { id, .. }, Some(hint)) => format!(
+                "{hint}; or, for this plugin only: {}",
+                grant_hint(id, &format!("--read {}", shell_word(&path.display().to_string())))
+                    .trim_start_matches("to allow it: ")
+            ),
+            (ProcessOrigin::Settings(_), Some(hint)) => hint,
+            _ => match &self.origin {
             ProcessOrigin::Plugin { id, .. } => grant_hint(
                 id,
                 &format!(
@@ -496,6 +519,7 @@ impl Explainer {
                 shell_word(&path.display().to_string())
             ),
             ProcessOrigin::Settings(_) => "only the project (minus protected paths), the hook's private temporary directory and `sandbox.readablePaths` (read) are open to hooks from settings; `\"sandbox\": {\"confinePlugins\": false}` in your user settings runs them unconfined".to_string(),
+            },
         };
         format!(
             "warden: the sandbox refused {} {what} {}; {how}",
@@ -517,6 +541,18 @@ impl Explainer {
             self.origin.describe()
         )
     }
+}
+
+/// The `sandbox.readablePaths` hint for a read of `path` that only the readable list refused
+/// (see [`warden_confine::hint`]); `None` for a write, and for paths the setting must not open.
+fn toolchain_hint(path: &Path, write: bool) -> Option<String> {
+    #[cfg(target_os = "linux")]
+    if !write {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        return warden_confine::hint::readable_paths_hint(path, home.as_deref());
+    }
+    let _ = (path, write);
+    None
 }
 
 /// The command that grants `flags` to plugin `id`. A plugin loaded with `--plugin-dir` has
@@ -672,6 +708,7 @@ mod tests {
         let e = Explainer {
             origin: plugin(),
             readable: vec!["/work/project".into()],
+            log: None,
         };
         let lines = e.explain(
             "cat: /root/.ssh/id_rsa: Permission denied\n\
