@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 pub mod claude;
+pub mod loosen;
 pub mod mcp;
 
 pub use claude::{ClaudeConfig, ClaudeConfigOff, SkippedHook};

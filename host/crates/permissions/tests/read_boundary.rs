@@ -356,11 +356,41 @@ fn patterns_and_filters_are_not_files() {
 
 #[test]
 fn read_only_paths_outside_the_working_directories_ask() {
-    let p = engine(json!({
-        "allow": ["Bash(ls *)", "Bash(cat *)", "Bash(head *)", "Bash(grep *)", "Bash(cd *)",
-                  "Bash(jq *)", "Bash(wc *)", "Read(//opt/docs/**)"],
-        "additionalDirectories": ["/srv/shared"],
-    }));
+    // A repository names no directory outside itself; the user's own settings may.
+    let user = warden_config::SettingsFile {
+        scope: warden_config::Scope::User,
+        origin: Default::default(),
+        path: Some("/home/u/.warden/settings.json".into()),
+        value: json!({"permissions": {"additionalDirectories": ["/srv/shared"]}})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    };
+    let project = warden_config::SettingsFile {
+        scope: warden_config::Scope::Project,
+        origin: Default::default(),
+        path: Some(Path::new(CWD).join(".claude/settings.json")),
+        value: json!({"permissions": {
+            "allow": ["Bash(ls *)", "Bash(cat *)", "Bash(head *)", "Bash(grep *)", "Bash(cd *)",
+                      "Bash(jq *)", "Bash(wc *)", "Read(//opt/docs/**)"],
+        }})
+        .as_object()
+        .cloned()
+        .unwrap_or_default(),
+    };
+    let p = Permissions::from_settings(
+        &warden_config::Settings {
+            files: vec![project, user],
+            ..Default::default()
+        },
+        &warden_permissions::Options {
+            cwd: CWD.into(),
+            home: "/home/u".into(),
+            trusted: true,
+            ..Default::default()
+        },
+    )
+    .expect("builds");
     for cmd in [
         "ls src",
         "ls",

@@ -110,7 +110,19 @@ impl Permissions {
                     }
                 } else {
                     for d in dirs.iter().filter_map(Value::as_str) {
-                        b.extra_dirs.push(paths::resolve(d, &opts.cwd, &opts.home));
+                        let dir = paths::resolve(d, &opts.cwd, &opts.home);
+                        // A repository may name its own subdirectories, not the rest of the
+                        // disk: reads there would run without asking.
+                        if !f.scope.is_user_controlled()
+                            && !paths::is_within(&dir, &paths::normalise(&opts.cwd))
+                        {
+                            b.warnings.push(Warning {
+                                source: name.clone(),
+                                message: format!("`permissions.additionalDirectories` entry {d:?} is ignored: it is outside the project, and a repository's settings can tighten, never loosen"),
+                            });
+                            continue;
+                        }
+                        b.extra_dirs.push(dir);
                     }
                 }
             }
@@ -136,12 +148,7 @@ impl Permissions {
                 });
             }
             mode = m;
-        } else if let Some((v, f)) = settings.files.iter().find_map(|f| {
-            f.value
-                .get("permissions")
-                .and_then(|p| p.get("defaultMode"))
-                .map(|v| (v, f))
-        }) {
+        } else if let Some((v, f)) = settings_mode(settings, &mut b.warnings) {
             let name = f.display_name();
             match v.as_str().map(|s| (s, Mode::parse(s))) {
                 Some((_, Some(Mode::BypassPermissions))) if bypass_disabled_by.is_some() => b.warnings.push(Warning {
@@ -160,6 +167,11 @@ impl Permissions {
             b.extra_dirs
                 .push(paths::resolve(&d.to_string_lossy(), &opts.cwd, &opts.home));
         }
+        b.warnings
+            .extend(settings.ignored_loosenings().into_iter().map(|i| Warning {
+                source: i.file,
+                message: format!("`{}` is ignored: {}", i.key, i.why),
+            }));
         let mut work_dirs = vec![paths::normalise(&opts.cwd)];
         work_dirs.extend(b.extra_dirs.iter().cloned());
         let [deny, ask, allow] = b.lists;
@@ -181,6 +193,54 @@ impl Permissions {
             link_cache: LinkCache::default(),
         })
     }
+}
+
+/// How far a mode lets calls run without asking, for comparing a repository's choice with
+/// the user's: `plan` and `dontAsk` approve nothing `default` would not.
+fn looseness(m: Mode) -> u8 {
+    match m {
+        Mode::Plan | Mode::DontAsk => 0,
+        Mode::Default => 1,
+        Mode::AcceptEdits => 2,
+        Mode::BypassPermissions => 3,
+    }
+}
+
+/// The `permissions.defaultMode` that counts, and its file: the highest-precedence one, except
+/// that a project or local file's mode counts only when it is no looser than the mode the
+/// user's own files give (`default` when they give none): a repository may choose `plan`, or
+/// `default` over the user's `acceptEdits`, never `acceptEdits` or `bypassPermissions` (see
+/// `warden_config::loosen`). An ignored choice is a warning naming its file.
+fn settings_mode<'s>(
+    settings: &'s Settings,
+    warnings: &mut Vec<Warning>,
+) -> Option<(&'s Value, &'s warden_config::SettingsFile)> {
+    let mode_of = |f: &'s warden_config::SettingsFile| {
+        f.value
+            .get("permissions")
+            .and_then(|p| p.get("defaultMode"))
+            .map(|v| (v, f))
+    };
+    let users = settings
+        .files
+        .iter()
+        .filter(|f| f.scope.is_user_controlled())
+        .find_map(mode_of)
+        .and_then(|(v, _)| v.as_str().and_then(Mode::parse))
+        .unwrap_or(Mode::Default);
+    for (v, f) in settings.files.iter().filter_map(mode_of) {
+        if f.scope.is_user_controlled() {
+            return Some((v, f));
+        }
+        match v.as_str().and_then(Mode::parse) {
+            Some(m) if looseness(m) > looseness(users) => warnings.push(Warning {
+                source: f.display_name(),
+                message: format!("`permissions.defaultMode` {v} is ignored: it is looser than the mode your own settings give ({}), and a repository's settings can tighten, never loosen", users.as_str()),
+            }),
+            _ => return Some((v, f)),
+        }
+    }
+    None
 }
 
 struct Builder<'o> {
