@@ -16,7 +16,8 @@
 //! something off count only from the files the user controls ([`Scope::is_user_controlled`]):
 //! MCP server approval, `readClaudeConfig`, `hasClaudeMdExternalIncludesApproved`, the
 //! `sandbox` keys, and disabling the user's plugins and hooks ([`Settings::for_hooks`],
-//! [`Settings::user_plugin_choices`]).
+//! [`Settings::user_plugin_choices`]). [`loosen`] gives the whole rule (a repository may
+//! tighten, never loosen) and names what was ignored.
 
 use std::collections::BTreeMap;
 use std::fmt;
