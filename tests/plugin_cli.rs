@@ -12,6 +12,9 @@ use std::process::{Command, Output, Stdio};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
+#[path = "support/toolchains.rs"]
+mod toolchains;
+
 const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
 
 /// The repository checkout (parent of `host/`).
@@ -168,8 +171,8 @@ fn git(dir: &Path, args: &[&str]) -> String {
     stdout(&o).trim().to_string()
 }
 
-/// A plugin whose one WASM component asks to run `git` (the file only has to exist: consent is
-/// decided before anything is compiled).
+/// A plugin whose one WASM component asks to run `git` (the file only has to be a valid
+/// component, here the empty one: consent is decided before anything is compiled).
 fn write_exec_plugin(dir: &Path, name: &str) {
     write(
         &dir.join(".claude-plugin/plugin.json"),
@@ -192,7 +195,7 @@ fn write_exec_plugin(dir: &Path, name: &str) {
         })
         .to_string(),
     );
-    write(&dir.join("wasm/runner.wasm"), "\0asm");
+    write(&dir.join("wasm/runner.wasm"), "\0asm\x0d\0\x01\0");
 }
 
 // ------------------------------------------------------------------ validate
@@ -1617,4 +1620,257 @@ fn every_plugin_verb_that_takes_input_shows_examples() {
             "{verb:?}:\n{out}"
         );
     }
+}
+
+// ------------------------------------------------------------------ install checks
+
+/// Whether `home` records no installation of `id`, keeps no cache copy of it and enables it
+/// nowhere: what a refused install must leave.
+fn assert_not_installed(home: &Home, cwd: &Path, id: &str, cache: &Path) {
+    assert!(
+        home.installed(cwd).iter().all(|i| i["id"] != id),
+        "{id} recorded: {:?}",
+        home.installed(cwd)
+    );
+    assert!(!cache.exists(), "{} left behind", cache.display());
+    let settings = home.path.join("settings.json");
+    if settings.exists() {
+        let s = read_json(&settings);
+        assert!(s["enabledPlugins"].get(id).is_none(), "{s}");
+    }
+    let grants = home.path.join("plugins/grants.json");
+    if grants.exists() {
+        let g = read_json(&grants);
+        assert!(g["grants"].get(id).is_none(), "{g}");
+    }
+}
+
+#[test]
+fn install_refuses_a_plugin_whose_component_is_missing_or_broken_until_it_is_built() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let mkt = example_marketplace(&work);
+    let source = mkt.join("url-guard");
+    let wasm = source.join("wasm/url_guard.wasm");
+    assert!(!wasm.exists(), "the example's component is never committed");
+    home.ok(&work, &["plugin", "marketplace", "add", "./plugins"]);
+    let id = "url-guard@warden-examples";
+    let cache = home.path.join("plugins/cache/warden-examples/url-guard");
+
+    // Not built: refused, naming the source's file and how to build it there.
+    let o = home.fails(&work, &["plugin", "install", id, "--yes"]);
+    let err = stderr(&o);
+    assert!(
+        err.contains(&format!("{} does not exist", wasm.display())),
+        "{}",
+        show(&o)
+    );
+    assert!(
+        err.contains(&format!("`warden build {}`", source.display())),
+        "{}",
+        show(&o)
+    );
+    assert!(err.contains("nothing was installed"), "{}", show(&o));
+    assert!(!stdout(&o).contains("Successfully"), "{}", show(&o));
+    // No command that would write into the installed copy is suggested.
+    assert!(!err.contains("plugins/cache"), "{}", show(&o));
+    assert_not_installed(&home, &work, id, &cache);
+    // --json says the same, with exit 1.
+    let o = home.fails(&work, &["plugin", "install", id, "--yes", "--json"]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("does not exist")
+            || stderr(&o).contains("does not exist"),
+        "{}",
+        show(&o)
+    );
+    assert_not_installed(&home, &work, id, &cache);
+
+    // A core module, a truncated component and bytes that only start like WebAssembly.
+    let valid_start = b"\0asm\x0d\0\x01\0";
+    let mut truncated = valid_start.to_vec();
+    truncated.extend_from_slice(&[0x01, 0x40, 0x00]);
+    for (bytes, says) in [
+        (&b"\0asm\x01\0\0\0"[..], "a core WebAssembly module"),
+        (&truncated[..], "is not a valid WebAssembly component"),
+        (&b"#!/bin/sh\nexit 0\n"[..], "is not WebAssembly"),
+    ] {
+        std::fs::create_dir_all(wasm.parent().expect("wasm/")).expect("mkdir");
+        std::fs::write(&wasm, bytes).expect("write");
+        let o = home.fails(&work, &["plugin", "install", id, "--yes"]);
+        let err = stderr(&o);
+        assert!(
+            err.contains(&wasm.display().to_string()) && err.contains(says),
+            "{says}: {}",
+            show(&o)
+        );
+        assert_not_installed(&home, &work, id, &cache);
+    }
+
+    // Built in the source as the error says: installs, and verify passes.
+    std::fs::remove_file(&wasm).expect("rm");
+    let clang = toolchains::clang();
+    let o = home
+        .cmd(&work, &["build", source.to_str().expect("utf-8")])
+        .env("WARDEN_CLANG", clang)
+        .output()
+        .expect("run warden build");
+    assert!(o.status.success(), "warden build: {}", show(&o));
+    let out = home.ok(&work, &["plugin", "install", id, "--yes"]);
+    assert!(
+        out.starts_with(&format!("✔ Successfully installed plugin: {id}")),
+        "{out}"
+    );
+    let out = home.ok(&work, &["plugin", "verify"]);
+    assert!(out.contains(&format!("{id} (user): ✔ ok")), "{out}");
+    let v = home.json(&work, &["plugin", "details", id, "--json"]);
+    assert_eq!(v["components"][0]["name"], "guard", "{v:#}");
+}
+
+#[test]
+fn parts_warden_does_not_act_on_are_named_once_at_install_and_in_details() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let mkt = work.join("mkt");
+    small_marketplace(&mkt, "small", false);
+    let plugin = mkt.join("hello");
+    let mut manifest = read_json(&plugin.join(".claude-plugin/plugin.json"));
+    manifest["lspServers"] = json!({
+        "rust": { "command": "rust-analyzer", "extensionToLanguage": { ".rs": "rust" } }
+    });
+    manifest["experimental"] = json!({
+        "monitors": [{ "name": "log", "command": "tail -F log.txt", "description": "the log" }]
+    });
+    write(
+        &plugin.join(".claude-plugin/plugin.json"),
+        &manifest.to_string(),
+    );
+    write(
+        &plugin.join("output-styles/terse.md"),
+        "# Terse\n\nShort answers.\n",
+    );
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    let o = home.run(&work, &["plugin", "install", "hello@small"]);
+    assert!(o.status.success(), "{}", show(&o));
+    let err = stderr(&o);
+    let lines = [
+        "lspServers: not supported yet, the servers will not start",
+        "monitors: not supported yet, the monitors will not run",
+        "outputStyles: not supported yet, the output styles will not be offered",
+    ];
+    for l in lines {
+        assert_eq!(err.matches(l).count(), 1, "{l}: {}", show(&o));
+        assert!(
+            err.lines()
+                .any(|x| x.starts_with("warning: ") && x.ends_with(l)),
+            "{}",
+            show(&o)
+        );
+    }
+    assert_eq!(err.matches("not supported yet").count(), 3, "{}", show(&o));
+
+    let out = home.ok(&work, &["plugin", "details", "hello"]);
+    for l in lines {
+        assert_eq!(
+            out.matches(&format!("warning: {l}")).count(),
+            1,
+            "{l}:\n{out}"
+        );
+    }
+    let v = home.json(&work, &["plugin", "details", "hello", "--json"]);
+    let keys: Vec<&str> = v["unsupported"]
+        .as_array()
+        .expect("unsupported")
+        .iter()
+        .filter_map(|u| u["key"].as_str())
+        .collect();
+    assert_eq!(keys, ["lspServers", "monitors", "outputStyles"], "{v:#}");
+
+    // A plugin that uses none of them hears nothing about them.
+    let o = home.run(&work, &["plugin", "uninstall", "hello"]);
+    assert!(o.status.success(), "{}", show(&o));
+    let (_w2, work2) = tempdir();
+    small_marketplace(&work2.join("mkt"), "plain", false);
+    home.ok(&work2, &["plugin", "marketplace", "add", "./mkt"]);
+    let o = home.run(&work2, &["plugin", "install", "hello@plain"]);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(!stderr(&o).contains("not supported"), "{}", show(&o));
+    let v = home.json(&work2, &["plugin", "details", "hello@plain", "--json"]);
+    assert_eq!(v["unsupported"], json!([]), "{v:#}");
+}
+
+/// A marketplace at `dir` whose one entry, sourced at the marketplace root, is `strict: false`
+/// and lists no components, while the plugin.json beside it declares skills, commands and one
+/// of two agents; `entry_extra` is merged into the entry.
+fn strict_false_marketplace(dir: &Path, entry_extra: Value) {
+    let mut entry = json!({
+        "name": "kit", "source": "./", "strict": false,
+        "description": "A kit of review helpers.", "version": "2.0.0"
+    });
+    if let (Some(e), Value::Object(extra)) = (entry.as_object_mut(), entry_extra) {
+        e.extend(extra);
+    }
+    write(
+        &dir.join(".claude-plugin/marketplace.json"),
+        &json!({ "name": "kits", "owner": { "name": "Tests" }, "plugins": [entry] }).to_string(),
+    );
+    write(
+        &dir.join(".claude-plugin/plugin.json"),
+        &json!({
+            "name": "kit", "version": "2.0.0", "description": "A kit of review helpers.",
+            "skills": ["./skills/"], "commands": ["./commands/"], "agents": ["./agents/reviewer.md"],
+            "mcpServers": {}
+        })
+        .to_string(),
+    );
+    write(
+        &dir.join("skills/review/SKILL.md"),
+        "---\nname: review\ndescription: Reviews a change.\n---\nReview it.\n",
+    );
+    write(
+        &dir.join("commands/plan.md"),
+        "---\ndescription: Plans a change.\n---\nPlan it.\n",
+    );
+    write(
+        &dir.join("agents/reviewer.md"),
+        "---\nname: reviewer\ndescription: Reviews code.\n---\nReview.\n",
+    );
+    write(
+        &dir.join("agents/unlisted.md"),
+        "---\nname: unlisted\ndescription: Not listed in plugin.json.\n---\nNo.\n",
+    );
+}
+
+#[test]
+fn a_strict_false_entry_without_components_loads_the_components_of_plugin_json() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let mkt = work.join("kits");
+    strict_false_marketplace(&mkt, json!({}));
+
+    let o = home.run(&work, &["plugin", "validate", "./kits"]);
+    assert!(o.status.success(), "{}", show(&o));
+    home.ok(&work, &["plugin", "marketplace", "add", "./kits"]);
+    let out = home.ok(&work, &["plugin", "install", "kit@kits"]);
+    assert!(
+        out.starts_with("✔ Successfully installed plugin: kit@kits"),
+        "{out}"
+    );
+    let v = home.json(&work, &["plugin", "details", "kit", "--json"]);
+    assert_eq!(v["version"], "2.0.0", "{v:#}");
+    assert_eq!(v["skills"], json!(["kit:review"]), "{v:#}");
+    assert_eq!(v["commands"], json!(["kit:plan"]), "{v:#}");
+    // plugin.json's `agents` replaces the default folder, so the unlisted agent stays out.
+    assert_eq!(v["agents"], json!(["kit:reviewer"]), "{v:#}");
+
+    // An entry that declares components as well is the conflict Claude Code reports.
+    let (_w2, work2) = tempdir();
+    let mkt2 = work2.join("kits");
+    strict_false_marketplace(&mkt2, json!({ "skills": ["./skills/review"] }));
+    let o = home.fails(&work2, &["plugin", "validate", "./kits"]);
+    assert!(
+        stdout(&o).contains("conflicting manifests")
+            || stderr(&o).contains("conflicting manifests"),
+        "{}",
+        show(&o)
+    );
 }

@@ -147,6 +147,18 @@ pub enum PluginError {
         /// Computed.
         actual: String,
     },
+    /// A component declared in `warden.toml` (or the `warden` key) cannot run: its file is
+    /// missing or is not a valid WebAssembly component, or the section failed its checks.
+    /// Installing anyway would drop the plugin's guards without a word.
+    #[error("plugin \"{plugin}\" cannot be installed: {problems}. {advice}; nothing was installed")]
+    ComponentsUnusable {
+        /// Plugin id.
+        plugin: String,
+        /// Each problem, naming the file (in the source when it is a directory).
+        problems: String,
+        /// What to do: build the component in the plugin's source, then install again.
+        advice: String,
+    },
     /// The source type cannot be installed by Warden.
     #[error(
         "plugin \"{plugin}\" uses a `{kind}` source, which Warden cannot install yet; use a github, url, git-subdir or relative source"

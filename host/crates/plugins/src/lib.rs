@@ -26,6 +26,7 @@ pub mod names;
 pub mod namespace;
 pub mod progress;
 pub mod store;
+pub mod unsupported;
 mod util;
 pub mod validate;
 pub mod warden;
@@ -41,6 +42,7 @@ pub use manager::*;
 pub use manifest::{ComponentSpec, PluginManifest};
 pub use marketplace::{Marketplace, MarketplaceEntry, PluginSource, load_marketplace};
 pub use progress::Progress;
+pub use unsupported::{UnsupportedPart, unsupported};
 pub use validate::validate;
 pub use warden::{
     ANY_NETWORK, PROCESSES_GRANT_KEY, WARDEN_TOML, WardenComponent, WardenSection, World,

@@ -64,6 +64,9 @@ pub struct LoadContext<'a> {
     pub entry: Option<&'a MarketplaceEntry>,
     /// The marketplace file, for diagnostics about the entry.
     pub marketplace_file: Option<&'a Path>,
+    /// The directory is the plugin's source (`plugin validate`), not an installed or staged
+    /// copy: only there may a diagnostic suggest `warden build` on it.
+    pub at_source: bool,
 }
 
 /// One skill: a directory holding `SKILL.md`.
@@ -238,8 +241,12 @@ pub fn load_plugin(root: &Path) -> Result<LoadedPlugin, LoadError> {
 }
 
 /// Loads the plugin at `root`. Fatal problems (unreadable or invalid `plugin.json`, wrong types on
-/// known fields, missing `name`, `strict: false` with a component-declaring `plugin.json`) give
-/// `Err`; everything else is kept in [`LoadedPlugin::diagnostics`].
+/// known fields, missing `name`, a `strict: false` entry declaring components while plugin.json
+/// also does) give `Err`; everything else is kept in [`LoadedPlugin::diagnostics`].
+///
+/// `strict: false`: an entry that declares components is the whole definition (plugin.json
+/// gives only its name, version, `userConfig` and Warden part); an entry that declares none
+/// leaves plugin.json's components in force, as under `strict: true`.
 pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlugin, LoadError> {
     let mut diags = Vec::new();
     let fail = |diags: Vec<Diagnostic>| LoadError {
@@ -336,14 +343,23 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
     let entry_root_sourced = ctx
         .entry
         .is_some_and(|e| matches!(&e.source, PluginSource::Relative { path } if path.is_empty()));
+    // `strict: false` with a plugin.json that declares components (Claude Code ≥ 2.1.332): when
+    // the entry declares none, plugin.json's components load, merged as under `strict: true`
+    // (the entry adds nothing to them) — the shape of marketplaces whose entry only lists the
+    // plugin while its plugin.json says what it holds, down to an empty `mcpServers`. Claude
+    // Code installs and loads those; it reports "conflicting manifests" only when both the entry
+    // and plugin.json declare components, and that stays an error here: no rule says which of
+    // two component lists the author meant.
+    let file_declares = raw_manifest.as_ref().is_some_and(declares_components);
+    let entry_declares = ctx.entry.is_some_and(|e| declares_components(&e.raw));
     let mut manifest = match (file_manifest, entry_manifest, ctx.entry) {
-        (Some(fm), Some(em), Some(e)) if !e.strict => {
-            if raw_manifest.as_ref().is_some_and(declares_components) {
+        (Some(fm), Some(em), Some(e)) if !e.strict && (entry_declares || !file_declares) => {
+            if file_declares {
                 diags.push(
                     Diagnostic::error(
                         &mkt_file,
                         format!(
-                            "entry `{}`: conflicting manifests: `strict: false` makes the marketplace entry the whole definition, but {} also declares components; remove the components from one of them",
+                            "entry `{}`: conflicting manifests: both the entry and {} declare components, and `strict: false` makes the entry the whole definition; remove the components from one of them, or drop `strict: false` to merge the entry's onto plugin.json's",
                             e.name,
                             mfile.display()
                         ),
@@ -681,7 +697,15 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
             );
         }
         if let Some((v, ttext)) = read_warden_toml(&toml_file, &mut diags) {
-            p.warden = parse_warden(&v, &root, &toml_file, Src::Toml(&ttext), "", &mut diags);
+            p.warden = parse_warden(
+                &v,
+                &root,
+                &toml_file,
+                Src::Toml(&ttext),
+                "",
+                ctx.at_source,
+                &mut diags,
+            );
         }
     } else if let Some(w) = &manifest.warden {
         p.warden_declared = true;
@@ -695,7 +719,15 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
             )
             .at(text.and_then(|t| locate_key(t, "warden"))),
         );
-        p.warden = parse_warden(w, &root, mf, Src::json(text), "warden.", &mut diags);
+        p.warden = parse_warden(
+            w,
+            &root,
+            mf,
+            Src::json(text),
+            "warden.",
+            ctx.at_source,
+            &mut diags,
+        );
     }
     p.manifest = manifest;
     p.diagnostics = diags;

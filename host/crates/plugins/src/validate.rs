@@ -21,7 +21,11 @@ pub fn validate(path: &Path) -> Report {
 
 /// Validates one plugin directory.
 pub fn validate_plugin(path: &Path) -> Report {
-    let diags = match load_plugin_with(path, &LoadContext::default()) {
+    let ctx = LoadContext {
+        at_source: true,
+        ..LoadContext::default()
+    };
+    let diags = match load_plugin_with(path, &ctx) {
         Ok(p) => plugin_diagnostics(&p),
         Err(e) => e.diagnostics,
     };
@@ -38,6 +42,7 @@ pub fn validate_marketplace(path: &Path) -> Report {
             let ctx = LoadContext {
                 entry: Some(e),
                 marketplace_file: Some(&file),
+                at_source: true,
             };
             match load_plugin_with(&dir, &ctx) {
                 Ok(p) => {

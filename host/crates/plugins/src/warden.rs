@@ -139,16 +139,55 @@ impl WardenSection {
     }
 }
 
+/// The advice for a missing component outside a source directory (an installed or staged copy).
+pub(crate) const REBUILD_HINT: &str = "build it in the plugin's source directory (`warden build <source dir>`) and install the plugin again";
+
+/// Why the file of a declared component could not run, or `Ok` when it is a WebAssembly
+/// component that validates. A core module, a truncated file or bytes that only start like
+/// WebAssembly would make the plugin's guards drop out at the first call, so install refuses
+/// them instead (the world's exports are checked when the component is loaded).
+pub fn check_component_file(path: &Path) -> Result<(), String> {
+    let bytes =
+        std::fs::read(path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+    if !bytes.starts_with(b"\0asm") {
+        return Err(format!(
+            "{} is not WebAssembly (it does not start with the `\\0asm` header)",
+            path.display()
+        ));
+    }
+    if !wasmparser::Parser::is_component(&bytes) {
+        return Err(format!(
+            "{} is a core WebAssembly module or an unknown WebAssembly version, not a component",
+            path.display()
+        ));
+    }
+    // Every proposal enabled: the check is for damage, not for features the runtime decides on.
+    wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
+        .validate_all(&bytes)
+        .map(|_| ())
+        .map_err(|e| {
+            format!(
+                "{} is not a valid WebAssembly component (at byte {}: {})",
+                path.display(),
+                e.offset(),
+                e.message()
+            )
+        })
+}
+
 /// Parses and validates `warden` against the plugin `root` (canonical).
 ///
 /// `v` is the whole of `warden.toml` (`prefix` `""`) or the deprecated `warden` key of
 /// `plugin.json` (`prefix` `"warden."`): both are checked here, so the two cannot drift.
+/// `at_source` says `root` is the plugin's source (see [`crate::LoadContext::at_source`]), the
+/// only place a missing component may be built.
 pub(crate) fn parse_warden(
     v: &Value,
     root: &Path,
     file: &Path,
     src: Src<'_>,
     prefix: &str,
+    at_source: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<WardenSection> {
     let pos = |k: &str| src.pos(k);
@@ -180,7 +219,8 @@ pub(crate) fn parse_warden(
         None => {}
         Some(Value::Object(comps)) => {
             for (name, c) in comps {
-                if let Some(c) = parse_component(name, c, root, file, src, prefix, diags) {
+                if let Some(c) = parse_component(name, c, root, file, src, prefix, at_source, diags)
+                {
                     sec.components.insert(name.clone(), c);
                 }
             }
@@ -345,6 +385,7 @@ fn parse_component(
     file: &Path,
     src: Src<'_>,
     prefix: &str,
+    at_source: bool,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<WardenComponent> {
     let pos = |k: &str| src.pos(k);
@@ -419,10 +460,12 @@ fn parse_component(
             parsed.map(|(spec, _)| spec)
         }
     };
-    let build_hint = if build.is_some() {
-        format!("run `warden build {}`", root.display())
-    } else {
-        "build the component or fix the path".to_string()
+    // Building in an installed copy would change the tree its digest pins (`verify` then
+    // reports it as tampered), so `warden build` is suggested only for a source directory.
+    let build_hint = match (at_source, build.is_some()) {
+        (true, true) => format!("run `warden build {}`", root.display()),
+        (true, false) => "build the component or fix the path".to_string(),
+        (false, _) => REBUILD_HINT.to_string(),
     };
     let path = match c.get("path").and_then(Value::as_str) {
         None => {

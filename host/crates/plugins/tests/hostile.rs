@@ -529,7 +529,7 @@ fn warden_plugin(root: &Path) {
         root,
         &[
             (".claude-plugin/plugin.json", &m.to_string()),
-            ("wasm/g.wasm", "\0asm-component-bytes"),
+            ("wasm/g.wasm", EMPTY_COMPONENT),
         ],
     );
 }

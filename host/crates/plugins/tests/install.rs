@@ -412,7 +412,7 @@ fn warden_plugin(root: &Path, version: &str, net: &[&str]) {
         &[
             (".claude-plugin/plugin.json", &m.to_string()),
             ("warden.toml", &toml),
-            ("wasm/g.wasm", "\0asm"),
+            ("wasm/g.wasm", EMPTY_COMPONENT),
         ],
     );
 }
@@ -463,7 +463,7 @@ fn capability_consent_grants_and_update_asks_again_for_more() {
     use sha2::Digest as _;
     assert_eq!(
         grants["grants"]["guard@m"][0]["componentDigests"]["g"],
-        json!(hex::encode(sha2::Sha256::digest(b"\0asm")))
+        json!(hex::encode(sha2::Sha256::digest(EMPTY_COMPONENT)))
     );
     assert!(
         r.install_path.join("warden.toml").is_file(),

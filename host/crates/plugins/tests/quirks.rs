@@ -39,6 +39,7 @@ fn load_entry(
         &LoadContext {
             entry: Some(e),
             marketplace_file: None,
+            at_source: false,
         },
     )
 }

@@ -51,6 +51,8 @@ pub struct PluginDetails {
     pub mcp_servers: Vec<ServerDetails>,
     /// LSP servers.
     pub lsp_servers: Vec<ServerDetails>,
+    /// Parts of the plugin Warden does not act on yet (see [`crate::unsupported`]).
+    pub unsupported: Vec<crate::unsupported::UnsupportedPart>,
 }
 
 /// One WASM component.
@@ -162,6 +164,7 @@ impl PluginManager {
                 .collect(),
             mcp_servers: servers(&loaded.mcp_servers),
             lsp_servers: servers(&loaded.lsp_servers),
+            unsupported: crate::unsupported::unsupported(&loaded),
             plugin_id: id,
         })
     }
@@ -239,6 +242,9 @@ impl fmt::Display for PluginDetails {
             self.scope
         )?;
         writeln!(f, "  Install path: {}", self.install_path.display())?;
+        for u in &self.unsupported {
+            writeln!(f, "  warning: {u}")?;
+        }
         writeln!(
             f,
             "  Digest: {}{}",

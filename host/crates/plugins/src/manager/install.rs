@@ -238,8 +238,10 @@ impl PluginManager {
             &LoadContext {
                 entry: Some(&entry),
                 marketplace_file: Some(&mfile),
+                at_source: false,
             },
         )?;
+        self.check_components(&id, k, &m, &entry, &loaded, &staged_paths)?;
         let digest = tree_digest(&plugin_dir).map_err(io(&plugin_dir))?;
         if let Some(expected) = &entry.sha256
             && *expected != digest
@@ -291,6 +293,11 @@ impl PluginManager {
         };
         let mut warnings: Vec<Diagnostic> = copy_warnings;
         warnings.extend(loaded.diagnostics.iter().cloned());
+        warnings.extend(
+            crate::unsupported::unsupported(&loaded)
+                .into_iter()
+                .map(|u| Diagnostic::warning(&u.file, u.to_string())),
+        );
 
         // The source alone cannot say whether the installation is current: its cache copy may
         // have been modified since (what `verify` reports), and then it has to be restored.
@@ -497,6 +504,98 @@ impl PluginManager {
             warnings,
             message,
         }))
+    }
+
+    /// Refuses a plugin whose Warden part cannot run: a declared component whose file is missing
+    /// or not a valid WebAssembly component, or a `warden.toml` that failed its checks.
+    /// Installed anyway, its guards would drop out without a word, and building in the cache
+    /// copy afterwards would change the tree its digest pins. Problems name the source's files.
+    fn check_components(
+        &self,
+        id: &str,
+        known: &crate::store::KnownMarketplace,
+        m: &Marketplace,
+        entry: &MarketplaceEntry,
+        loaded: &crate::loader::LoadedPlugin,
+        staged: &[PathBuf],
+    ) -> Result<(), PluginError> {
+        let mut problems: Vec<Diagnostic> = Vec::new();
+        match &loaded.warden {
+            Some(w) => {
+                for c in w.components.values() {
+                    if let Err(reason) = crate::warden::check_component_file(&c.path) {
+                        problems.push(Diagnostic::error(
+                            &c.path,
+                            format!("component `{}`: {reason}", c.name),
+                        ));
+                    }
+                }
+            }
+            None if loaded.warden_declared => {
+                let toml = loaded.root.join(crate::warden::WARDEN_TOML);
+                let errors = loaded.diagnostics.iter().filter(|d| d.is_error());
+                let own: Vec<Diagnostic> = errors
+                    .clone()
+                    .filter(|d| d.file == toml || d.message.contains("`warden."))
+                    .cloned()
+                    .collect();
+                problems = if own.is_empty() {
+                    errors.cloned().collect()
+                } else {
+                    own
+                };
+                let hint = format!("; {}", crate::warden::REBUILD_HINT);
+                for d in &mut problems {
+                    d.message = d.message.replace(&hint, "");
+                }
+            }
+            None => {}
+        }
+        if problems.is_empty() {
+            return Ok(());
+        }
+        let local_dir = match known.source {
+            MarketplaceSource::Directory { .. } => m.entry_dir(entry),
+            _ => None,
+        };
+        let (shown_as, advice) = match &local_dir {
+            Some(dir) => (
+                dir.clone(),
+                format!(
+                    "Build it in the plugin's source before installing (`warden build {}` when warden.toml gives a `build`, or the plugin's own build), then install again",
+                    dir.display()
+                ),
+            ),
+            None => {
+                let from = entry
+                    .source
+                    .git_url()
+                    .unwrap_or_else(|| m.root.display().to_string());
+                (
+                    PathBuf::from(format!("{from}:")),
+                    format!(
+                        "The plugin's source ({from}) does not hold a usable built component: it has to be built there (`warden build` in a checkout) and the .wasm file published with the plugin, or installed from a local directory marketplace where it was built"
+                    ),
+                )
+            }
+        };
+        let problems = relocate(problems, staged, &shown_as)
+            .iter()
+            .map(|d| {
+                let at = match (d.line, d.column) {
+                    (Some(l), Some(c)) => format!(":{l}:{c}"),
+                    (Some(l), None) => format!(":{l}"),
+                    _ => String::new(),
+                };
+                format!("{}{at}: {}", d.file.display(), d.message)
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+        Err(PluginError::ComponentsUnusable {
+            plugin: id.to_string(),
+            problems,
+            advice,
+        })
     }
 
     /// Writes the grant, then the installation record: the commit point of install and update.

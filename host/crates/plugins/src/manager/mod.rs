@@ -488,6 +488,7 @@ impl PluginManager {
             &LoadContext {
                 entry: entry.as_ref(),
                 marketplace_file: None,
+                at_source: false,
             },
         )?;
         let digest = rec
@@ -643,6 +644,7 @@ impl PluginManager {
                     &LoadContext {
                         entry: a.entry.as_ref(),
                         marketplace_file: None,
+                        at_source: false,
                     },
                 );
                 (a, r)

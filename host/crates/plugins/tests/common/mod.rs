@@ -8,6 +8,10 @@ use std::process::{Child, Command, Stdio};
 use serde_json::Value;
 
 /// Writes `files` (relative path, contents) under `root`.
+/// The smallest valid WebAssembly component (`(component)`): install checks that a declared
+/// component's file is one, and these tests decide things before anything is compiled.
+pub const EMPTY_COMPONENT: &str = "\0asm\x0d\0\x01\0";
+
 pub fn write_tree(root: &Path, files: &[(&str, &str)]) {
     for (p, c) in files {
         let f = root.join(p);
