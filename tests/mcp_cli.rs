@@ -570,6 +570,8 @@ fn approval_runs_a_project_server_until_its_definition_changes() {
     );
     ok(&p.mcp(&["approve", "srv"]));
     assert_eq!(listed(&p, "srv")["status"], "connected");
+    let project = &p.state()["projects"][p.cwd()];
+    assert!(project.get("disabledMcpjsonServers").is_none(), "{project}");
 
     // Only a project server needs approval.
     refused(

@@ -698,3 +698,77 @@ fn names_are_sanitised() {
 fn state_file_location() {
     assert_eq!(Home::new("/h").state_file(), PathBuf::from("/h/state.json"));
 }
+
+#[test]
+fn a_pinned_approval_holds_for_the_definition_it_was_made_for() {
+    use warden_config::mcp::{definition_digest, edit};
+    let t = tempfile::tempdir().expect("tmp");
+    let home = Home::new(t.path().join("home"));
+    let cwd = t.path().join("proj");
+    let entry = json!({"command": "srv", "args": ["a"], "env": {"K": "v"}});
+    write(
+        &cwd.join(".mcp.json"),
+        &json!({"mcpServers": {"srv": entry}}).to_string(),
+    );
+    let approval = |s: &Settings| {
+        McpServers::load(&cwd, &home, s)
+            .get("srv")
+            .expect("srv")
+            .approval
+    };
+    assert_eq!(approval(&Settings::default()), Approval::Pending);
+
+    // A pinned approval in any settings file, the user's included, is not read: only
+    // `state.json` holds them.
+    let digest = definition_digest("srv", &entry);
+    for scope in [Scope::Local, Scope::Project, Scope::User] {
+        let s = settings(&[(scope, json!({"approvedMcpjsonServers": {"srv": digest}}))]);
+        assert_eq!(approval(&s), Approval::Pending, "{scope}");
+    }
+
+    let choice = edit::approve(&cwd, &home, "srv", true).expect("approve");
+    assert_eq!(choice.digest.as_deref(), Some(digest.as_str()));
+    assert_eq!(approval(&Settings::default()), Approval::Approved);
+
+    // Key order and spacing are not the definition; a value is.
+    write(
+        &cwd.join(".mcp.json"),
+        r#"{"mcpServers": {"srv": {"env": {"K": "v"}, "args": ["a"], "command": "srv"}}}"#,
+    );
+    assert_eq!(approval(&Settings::default()), Approval::Approved);
+    for changed in [
+        json!({"command": "srv", "args": ["b"], "env": {"K": "v"}}),
+        json!({"command": "srv", "args": ["a"], "env": {"K": "w"}}),
+        json!({"command": "srv2", "args": ["a"], "env": {"K": "v"}}),
+        json!({"command": "srv", "args": ["a"], "env": {"K": "v"}, "timeout": 5000}),
+    ] {
+        write(
+            &cwd.join(".mcp.json"),
+            &json!({"mcpServers": {"srv": changed}}).to_string(),
+        );
+        let m = McpServers::load(&cwd, &home, &Settings::default());
+        assert_eq!(
+            m.get("srv").expect("srv").approval,
+            Approval::Pending,
+            "{changed}"
+        );
+        assert!(
+            m.problems
+                .iter()
+                .any(|p| p.contains("changed since it was approved")),
+            "{:?}",
+            m.problems
+        );
+    }
+    // The same definition under another name is another server.
+    assert_ne!(definition_digest("other", &entry), digest);
+
+    // A denial recorded by the user disables the server, even against a settings approval.
+    write(
+        &cwd.join(".mcp.json"),
+        &json!({"mcpServers": {"srv": entry}}).to_string(),
+    );
+    edit::approve(&cwd, &home, "srv", false).expect("deny");
+    let s = settings(&[(Scope::User, json!({"enableAllProjectMcpServers": true}))]);
+    assert_eq!(approval(&s), Approval::Disabled);
+}

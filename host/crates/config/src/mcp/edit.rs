@@ -715,6 +715,17 @@ pub fn approve(cwd: &Path, home: &Home, name: &str, approve: bool) -> Result<Cho
             a.push(Value::String(name.to_string()));
         }
     }
+    // Lists left empty say nothing; the file keeps only what was chosen.
+    for k in [APPROVED_KEY, DISABLED_KEY] {
+        let empty = match project.get(k) {
+            Some(Value::Object(m)) => m.is_empty(),
+            Some(Value::Array(a)) => a.is_empty(),
+            _ => false,
+        };
+        if empty {
+            project.shift_remove(k);
+        }
+    }
     doc.save()?;
     Ok(Choice {
         mcp_json,
