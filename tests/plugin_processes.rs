@@ -441,6 +441,96 @@ fn a_refusal_names_the_plugin_the_path_and_the_grant_that_allows_it() {
     assert!(err.contains("warden plugin install"), "{}", text(&out));
 }
 
+/// A tool installed where no default reaches (`~/.local/share/foo`) is no plugin's business: a
+/// hook reading it and a Bash tool call running it are told the `sandbox.readablePaths`
+/// setting, with the JSON to add, and run once it is set.
+#[test]
+fn a_toolchain_outside_the_readable_list_names_the_setting_that_allows_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let w = World::new();
+    let tool = w.home.join(".local/share/foo/bin/tool");
+    std::fs::create_dir_all(tool.parent().expect("bin")).expect("mkdir");
+    std::fs::write(&tool, "#!/bin/sh\necho TOOL-RAN\n").expect("tool");
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let hint = "to let programs read it, add it to `sandbox.readablePaths` in your user settings (settings.json in Warden's home): {\"sandbox\": {\"readablePaths\": [\"~/.local/share/foo\"]}}";
+
+    let dir = w.outside.parent().expect("root").join("plugin-tooly");
+    std::fs::create_dir_all(dir.join(".claude-plugin")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("hooks")).expect("mkdir");
+    std::fs::write(
+        dir.join(".claude-plugin/plugin.json"),
+        json!({"name": "tooly", "version": "1.0.0"}).to_string(),
+    )
+    .expect("plugin.json");
+    let command = format!("cat '{}'", tool.display());
+    std::fs::write(
+        dir.join("hooks/hooks.json"),
+        json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": command}]}]}})
+            .to_string(),
+    )
+    .expect("hooks.json");
+    let hook = || {
+        w.warden(
+            &[
+                "hook",
+                "PreToolUse",
+                "--verbose",
+                "--plugin-dir",
+                dir.to_str().expect("utf-8"),
+            ],
+            &w.pre_tool_use(),
+        )
+    };
+    let out = hook();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "the sandbox refused plugin `tooly@--plugin-dir` reading {}; {hint}",
+            tool.display()
+        )),
+        "{}",
+        text(&out)
+    );
+
+    let input = json!({"command": tool.display().to_string()}).to_string();
+    let bash = || {
+        w.warden(
+            &[
+                "tool",
+                "Bash",
+                "--yes",
+                "--allow-program",
+                "tool",
+                "--input",
+                &input,
+            ],
+            "",
+        )
+    };
+    let out = bash();
+    assert!(!out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "cannot start {}: Permission denied (os error 13); {hint}",
+            tool.display()
+        )),
+        "{}",
+        text(&out)
+    );
+
+    // The JSON the hint gives, put in the user's settings, is what lets both read it.
+    w.user_settings(json!({"sandbox": {"readablePaths": ["~/.local/share/foo"]}}));
+    let out = bash();
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("TOOL-RAN"), "{}", text(&out));
+    let out = hook();
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains("sandbox refused"),
+        "{}",
+        text(&out)
+    );
+}
+
 /// A formatter plugin that rewrites project files on PostToolUse: it needs a grant, declares
 /// it in `warden.toml`, and gets it only with consent, for the bytes that were approved.
 #[test]

@@ -238,6 +238,7 @@
 mod child;
 mod error;
 mod hide;
+pub mod hint;
 mod isolate;
 mod listing;
 mod persist;

@@ -134,6 +134,33 @@ impl SandboxState {
         }
     }
 
+    /// Lines that name the `sandbox.readablePaths` setting for what a confined program that
+    /// failed was refused reading: the program itself when it could not be started
+    /// (`program`), else the paths its `stderr` names (see `warden_confine::hint`).
+    #[cfg(target_os = "linux")]
+    pub(super) fn readable_hints(
+        &self,
+        program: Option<&std::path::Path>,
+        stderr: &[u8],
+    ) -> Vec<String> {
+        let home = self.calls.exec.processes.home.as_deref();
+        match program {
+            Some(p) => warden_confine::hint::readable_paths_hint(p, home)
+                .into_iter()
+                .collect(),
+            None => warden_confine::hint::refusal_hints(&String::from_utf8_lossy(stderr), home),
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn readable_hints(
+        &self,
+        _program: Option<&std::path::Path>,
+        _stderr: &[u8],
+    ) -> Vec<String> {
+        Vec::new()
+    }
+
     #[cfg(not(target_os = "linux"))]
     pub(super) fn confine(
         &mut self,

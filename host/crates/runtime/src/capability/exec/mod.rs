@@ -314,6 +314,15 @@ impl SandboxState {
 
         let mut child = cmd.spawn().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => ExecError::NotFound(format!("{}: {e}", argv[0])),
+            // The program lies outside what the sandbox lets programs read.
+            std::io::ErrorKind::PermissionDenied if confined.is_some() => {
+                let hints = self.readable_hints(Some(Path::new(&argv[0])), &[]);
+                ExecError::Failed(format!(
+                    "cannot start {}: {e}{}",
+                    argv[0],
+                    hints.iter().map(|h| format!("; {h}")).collect::<String>()
+                ))
+            }
             _ => ExecError::Failed(format!("cannot start {}: {e}", argv[0])),
         })?;
         ending.started(child.id());
@@ -361,6 +370,11 @@ impl SandboxState {
             .ok()
             .and_then(Result::ok)
             .unwrap_or_default();
+        if confined.is_some() && status != 0 {
+            for hint in self.readable_hints(None, &stderr) {
+                stderr.extend_from_slice(format!("\n{hint}\n").as_bytes());
+            }
+        }
         if let Some(guard) = confined {
             let restored = guard
                 .finish()
