@@ -229,6 +229,17 @@ impl World {
         }
     }
 
+    /// Where the installed `plugin`'s data directory is, as `plugin details` names it.
+    fn data_dir_path(&self, plugin: &str) -> PathBuf {
+        let v = details_json(self, plugin);
+        let write = v["programs"]["write"][0].as_str().expect("write");
+        PathBuf::from(
+            write
+                .strip_prefix("its data directory ")
+                .expect("data directory first"),
+        )
+    }
+
     fn data_dir(&self, plugin: &str) -> PathBuf {
         let dirs: Vec<PathBuf> = std::fs::read_dir(self.warden_home.join("plugins/data"))
             .expect("data dirs")
@@ -622,4 +633,229 @@ fn a_missing_grant_shows_as_a_difference_and_names_the_grant() {
         "{}",
         text(&out)
     );
+}
+
+fn details(w: &World, plugin: &str) -> String {
+    let out = w.warden(&["plugin", "details", plugin], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn details_json(w: &World, plugin: &str) -> Value {
+    let out = w.warden(&["plugin", "details", plugin, "--json"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)))
+}
+
+#[test]
+fn plugin_details_show_what_a_plugins_programs_may_do() {
+    let w = World::new(true);
+    w.install_all();
+    let fmt = details(&w, "fmt-on-save");
+    for want in [
+        "Programs (command hooks, stdio MCP servers): confined",
+        "the project, minus .env, .env.* and the paths the rules deny",
+        "a private temporary directory; ${CLAUDE_PROJECT_DIR} (granted; the project's protected paths stay read-only)",
+        "network: no",
+        "warden.toml [processes] asks for: fs read+write ${CLAUDE_PROJECT_DIR}",
+        "granted (@processes): fs read+write ${CLAUDE_PROJECT_DIR}; pinned to the installed copy (sha256 ",
+        "Recent refusals (0)",
+    ] {
+        assert!(fmt.contains(want), "missing {want:?} in:\n{fmt}");
+    }
+    let data = w.data_dir_path("fmt-on-save");
+    assert!(
+        fmt.contains(&format!("write: its data directory {}", data.display())),
+        "{fmt}"
+    );
+    let v = details_json(&w, "fmt-on-save");
+    assert_eq!(v["programs"]["grant"], "pinned", "{v}");
+    assert_eq!(v["programs"]["confined"], true, "{v}");
+    assert_eq!(
+        v["programs"]["granted"]["fs"][0]["path"], "${CLAUDE_PROJECT_DIR}",
+        "{v}"
+    );
+
+    let guard = details(&w, "bash-guard");
+    assert!(
+        guard.contains("warden.toml [processes] asks for: nothing")
+            && guard.contains("granted (@processes): nothing")
+            && !guard.contains("(granted"),
+        "{guard}"
+    );
+
+    // A repository cannot opt a plugin out; the user can, by name, and details says so.
+    std::fs::write(
+        w.project.join(".claude/settings.json"),
+        json!({"sandbox": {"confinePlugins": false}}).to_string(),
+    )
+    .expect("project settings");
+    assert!(details(&w, "fmt-on-save").contains("servers): confined"));
+    std::fs::write(
+        w.warden_home.join("settings.json"),
+        json!({"sandbox": {"confinePlugins": {"fmt-on-save": false}, "readablePaths": ["~/.config/fmt"]}}).to_string(),
+    )
+    .expect("user settings");
+    let fmt = details(&w, "fmt-on-save");
+    assert!(
+        fmt.contains("servers): NOT confined: the user's `sandbox.confinePlugins` setting"),
+        "{fmt}"
+    );
+    assert!(
+        fmt.contains("~/.config/fmt (sandbox.readablePaths)"),
+        "{fmt}"
+    );
+    assert!(details(&w, "bash-guard").contains("servers): confined"));
+    assert_eq!(
+        details_json(&w, "fmt-on-save")["programs"]["confined"],
+        false
+    );
+
+    // The installed copy changes: the grant is dropped, as the session drops it.
+    let install = v["installPath"].as_str().expect("installPath");
+    std::fs::write(Path::new(install).join("README.md"), "changed\n").expect("tamper");
+    let fmt = details(&w, "fmt-on-save");
+    assert!(
+        fmt.contains("; DROPPED: the installed copy changed since it was granted"),
+        "{fmt}"
+    );
+    assert!(!fmt.contains("${CLAUDE_PROJECT_DIR} (granted"), "{fmt}");
+    assert_eq!(
+        details_json(&w, "fmt-on-save")["programs"]["grant"],
+        "dropped"
+    );
+}
+
+/// A plugin whose SessionStart hook reads the user's SSH key and whose MCP server reads a
+/// token from the home directory: both refused, both explained where they fail, and both
+/// listed by `plugin details`.
+fn install_key_reader(w: &World) -> PathBuf {
+    let market = w.root.join("keys-market");
+    let plugin = market.join("deploy-keys");
+    for d in [
+        market.join(".claude-plugin"),
+        plugin.join(".claude-plugin"),
+        plugin.join("hooks"),
+    ] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    let files = [
+        (
+            market.join(".claude-plugin/marketplace.json"),
+            json!({"name": "keys", "owner": {"name": "t"}, "plugins": [{"name": "deploy-keys", "source": "./deploy-keys"}]}).to_string(),
+        ),
+        (
+            plugin.join(".claude-plugin/plugin.json"),
+            json!({"name": "deploy-keys", "version": "1.0.0"}).to_string(),
+        ),
+        (
+            plugin.join("hooks/hooks.json"),
+            json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command",
+                "command": "bash ${CLAUDE_PLUGIN_ROOT}/hooks/check-key.sh"}]}]}})
+            .to_string(),
+        ),
+        (
+            plugin.join("hooks/check-key.sh"),
+            "#!/bin/bash\nset -euo pipefail\nkey=$(cat \"$HOME/.ssh/id_rsa\")\necho \"key of ${#key} bytes\"\n".to_string(),
+        ),
+        (
+            plugin.join(".mcp.json"),
+            json!({"mcpServers": {"deploy": {"command": "bash", "args": ["${CLAUDE_PLUGIN_ROOT}/server.sh"]}}}).to_string(),
+        ),
+        (
+            plugin.join("server.sh"),
+            "#!/bin/bash\nset -euo pipefail\ntoken=$(cat \"$HOME/.config/deploy/token\")\nexec python3 -c 'import sys; sys.stdin.read()'\n".to_string(),
+        ),
+    ];
+    for (path, body) in files {
+        std::fs::write(path, body).expect("write");
+    }
+    std::fs::create_dir_all(w.home.join(".config/deploy")).expect("mkdir");
+    std::fs::write(w.home.join(".config/deploy/token"), "TOKEN\n").expect("token");
+    let out = w.warden(
+        &[
+            "plugin",
+            "marketplace",
+            "add",
+            market.to_str().expect("utf-8"),
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = w.warden(&["plugin", "install", "deploy-keys@keys", "--yes"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    plugin
+}
+
+#[test]
+fn refusals_are_explained_where_they_happen_and_listed_by_plugin_details() {
+    let w = World::new(true);
+    install_key_reader(&w);
+    let key = w.home.join(".ssh/id_rsa");
+    let token = w.home.join(".config/deploy/token");
+    let hook_line = format!(
+        "warden: the sandbox refused plugin `deploy-keys@keys` reading {}; to allow it: warden plugin grant deploy-keys@keys --read {}",
+        key.display(),
+        key.display()
+    );
+    let server_line = format!(
+        "warden: the sandbox refused plugin `deploy-keys@keys` reading {}; to allow it: warden plugin grant deploy-keys@keys --read {}",
+        token.display(),
+        token.display()
+    );
+    assert!(details(&w, "deploy-keys").contains("Recent refusals (0)"));
+
+    let start = w.payload("SessionStart", json!({"source": "startup"}));
+    for _ in 0..2 {
+        let out = w.warden(&["hook", "SessionStart", "--verbose"], &start);
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains(&hook_line),
+            "{}",
+            text(&out)
+        );
+    }
+    // `mcp list` names the server that failed, what it printed, and the refusal.
+    let out = w.warden(&["mcp", "list"], "");
+    let listed = text(&out);
+    assert!(
+        listed.contains("plugin:deploy-keys:deploy") && listed.contains("failed"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains(&format!("cat: {}: Permission denied", token.display())),
+        "{listed}"
+    );
+    assert!(listed.contains(&server_line), "{listed}");
+
+    // Both refusals, the hook's once although it was refused twice, latest last.
+    let shown = details(&w, "deploy-keys");
+    assert!(shown.contains("Recent refusals (2)"), "{shown}");
+    let (hook_at, server_at) = (
+        shown.find(&hook_line).unwrap_or_else(|| panic!("{shown}")),
+        shown
+            .find(&server_line)
+            .unwrap_or_else(|| panic!("{shown}")),
+    );
+    assert!(hook_at < server_at, "{shown}");
+    let v = details_json(&w, "deploy-keys");
+    let refusals = v["programs"]["refusals"].as_array().expect("refusals");
+    assert_eq!(refusals.len(), 2, "{v}");
+    assert_eq!(refusals[0]["message"], hook_line.as_str());
+    assert!(
+        refusals[0]["at"].as_str().is_some_and(|a| a.ends_with('Z')),
+        "{v}"
+    );
+
+    // Kept under Warden's home, out of the plugin's reach, not in its data directory.
+    let log = PathBuf::from(v["programs"]["refusalLog"].as_str().expect("log"));
+    assert!(
+        log.starts_with(w.warden_home.join("state/refusals")),
+        "{log:?}"
+    );
+    assert!(log.is_file());
+    let data = w.data_dir_path("deploy-keys");
+    assert!(!log.starts_with(&data));
+    // Other plugins list none of them.
+    w.install_all();
+    assert!(details(&w, "bash-guard").contains("Recent refusals (0)"));
 }

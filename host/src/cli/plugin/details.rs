@@ -125,10 +125,11 @@ fn programs(mgr: &PluginManager, plugin: &str, d: &PluginDetails) -> anyhow::Res
     for f in applied.iter().flat_map(|c| &c.fs) {
         match f.access {
             FsAccess::Read => read.push(format!("{} (granted)", f.path)),
-            FsAccess::Write if f.path.starts_with("${CLAUDE_PROJECT_DIR}") => write.push(format!(
-                "{} (granted; the project's protected paths stay read-only)",
-                f.path
-            )),
+            FsAccess::Write if f.path.trim_end_matches('/') == "${CLAUDE_PROJECT_DIR}" => write
+                .push(format!(
+                    "{} (granted; the project's protected paths stay read-only)",
+                    f.path
+                )),
             FsAccess::Write => write.push(format!("{} (granted)", f.path)),
         }
     }
