@@ -1724,6 +1724,22 @@ fn install_refuses_a_plugin_whose_component_is_missing_or_broken_until_it_is_bui
     assert!(out.contains(&format!("{id} (user): ✔ ok")), "{out}");
     let v = home.json(&work, &["plugin", "details", id, "--json"]);
     assert_eq!(v["components"][0]["name"], "guard", "{v:#}");
+
+    // Building in the installed copy is refused: it would break the digest verify checks.
+    let installed = v["installPath"].as_str().expect("installPath");
+    let o = home.fails(&work, &["build", installed]);
+    assert!(
+        stderr(&o).contains("is an installed copy of a plugin"),
+        "{}",
+        show(&o)
+    );
+    assert!(
+        stderr(&o).contains("warden build <source dir>"),
+        "{}",
+        show(&o)
+    );
+    let out = home.ok(&work, &["plugin", "verify"]);
+    assert!(out.contains(&format!("{id} (user): ✔ ok")), "{out}");
 }
 
 #[test]

@@ -49,6 +49,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             ExitCode::SUCCESS
         });
     }
+    refuse_installed_copy(&args.dir)?;
     // A bar on a terminal only: piped output stays plain lines.
     let bar = if std::io::stderr().is_terminal() && !args.json {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -96,6 +97,26 @@ pub fn run(args: Args) -> Result<ExitCode> {
     bar.finish_and_clear();
     result?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses to build in an installed copy of a plugin (under Warden's plugin cache): the files
+/// written there change the tree its recorded digest pins, so `warden plugin verify` reports
+/// it as tampered and its grants stop applying. The source is where a component is built.
+fn refuse_installed_copy(dir: &std::path::Path) -> Result<()> {
+    let Ok(home) = warden_config::Home::from_env() else {
+        return Ok(());
+    };
+    let cache = home.plugins_dir().join("cache");
+    if let (Ok(d), Ok(c)) = (dir.canonicalize(), cache.canonicalize())
+        && d.starts_with(&c)
+    {
+        anyhow::bail!(
+            "{} is an installed copy of a plugin (in Warden's plugin cache, {}); building there would change the files its digest pins, and `warden plugin verify` would report it as tampered. Build the plugin's source instead (`warden build <source dir>`), then install it again (`warden plugin install <plugin>@<marketplace>`)",
+            d.display(),
+            c.display()
+        );
+    }
+    Ok(())
 }
 
 fn human_bytes(n: u64) -> String {
