@@ -23,7 +23,8 @@
 //! sandbox refused a path (`Permission denied`, `EACCES`, `Read-only file system`, …) or the
 //! network, a line naming who was refused, what, and the exact command (or setting) that
 //! would allow it is added to its stderr, which `warden hook --verbose`, the hook result and
-//! `warden mcp list` show.
+//! `warden mcp list` show. A plugin's lines are also kept (the last 20, under Warden's home:
+//! see [`super::refusals`]) for `warden plugin details`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -462,7 +463,8 @@ const NETWORK_REFUSALS: &[&str] = &[
 ];
 
 impl Explainer {
-    /// Lines for `stderr`, empty when nothing in it looks like the sandbox's doing.
+    /// Lines for `stderr`, empty when nothing in it looks like the sandbox's doing. A
+    /// plugin's lines are added to its refusal log.
     pub fn explain(&self, stderr: &str) -> Vec<String> {
         let mut out = Vec::new();
         let mut seen = BTreeSet::new();
