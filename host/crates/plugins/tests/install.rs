@@ -932,3 +932,45 @@ fn consent_to_a_digest_that_no_longer_matches_is_refused_and_installs_nothing() 
     );
     assert_eq!(all.version, "1.2.0");
 }
+
+#[test]
+fn an_update_whose_component_is_missing_or_invalid_is_refused_and_keeps_the_installed_version() {
+    let env = Env::new();
+    let mkt = dir_marketplace(&env, "m", json!([{"name": "guard", "source": "./guard"}]));
+    let src = mkt.join("guard");
+    warden_plugin(&src, "1.0.0", &[]);
+    let m = env.manager();
+    m.marketplace_add(mkt.to_str().expect("utf8"), Scope::User)
+        .expect("add");
+    let r = installed(
+        m.install(
+            "guard@m",
+            &InstallOptions {
+                scope: Scope::User,
+                accept_capabilities: true,
+            },
+        )
+        .expect("install"),
+    );
+    let registry = env.home.join("plugins/installed_plugins.json");
+    let before = std::fs::read(&registry).expect("registry");
+
+    warden_plugin(&src, "2.0.0", &[]);
+    let wasm = src.join("wasm/g.wasm");
+    for bytes in [None, Some(&b"\0asm\x01\0\0\0"[..])] {
+        match bytes {
+            None => std::fs::remove_file(&wasm).expect("rm"),
+            Some(b) => std::fs::write(&wasm, b).expect("write"),
+        }
+        let e = m
+            .update("guard@m", None, true)
+            .expect_err("a missing or invalid component is refused");
+        let msg = e.to_string();
+        assert!(matches!(e, PluginError::ComponentsUnusable { .. }), "{msg}");
+        assert!(msg.contains(&wasm.display().to_string()), "{msg}");
+        assert!(msg.contains("nothing was installed"), "{msg}");
+        assert_eq!(std::fs::read(&registry).expect("registry"), before);
+        assert!(!env.home.join("plugins/cache/m/guard/2.0.0").exists());
+        assert!(r.install_path.join("wasm/g.wasm").is_file());
+    }
+}
