@@ -85,7 +85,8 @@ enum Cmd {
     List(ListArgs),
     /// Show an installed plugin: version, install path, digest, enabled state, its WASM
     /// components (world, sha256, capabilities requested and granted), hooks, skills, agents,
-    /// commands and MCP servers.
+    /// commands and MCP servers, and what its programs (command hooks, stdio MCP servers) may
+    /// read, write and reach, their grant, and the refusals they met lately.
     #[command(
         visible_alias = "info",
         after_help = "Examples:
