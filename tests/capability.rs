@@ -124,7 +124,8 @@ fn read_deny_holds_for_every_spelling_of_the_path() {
         let out = p.run("Read", json!({ "file_path": path }));
         assert_denied(&out, &format!("Read {path}"), "Read(./.env)");
     }
-    // The rule is about .env only: the Read tool itself works, cat -n style.
+    // The rule is about .env only: the Read tool itself works, lines numbered as Claude
+    // Code numbers them.
     let text = content(
         p.run(
             "Read",
@@ -132,7 +133,7 @@ fn read_deny_holds_for_every_spelling_of_the_path() {
         ),
         "Read README",
     );
-    assert_eq!(text, "     2\tbeta\n");
+    assert_eq!(text, "2\tbeta");
 }
 
 #[test]
@@ -479,7 +480,7 @@ fn the_cli_runs_a_tool_and_reports_a_denial() {
     );
     assert_eq!(
         String::from_utf8_lossy(&ok.stdout),
-        "     1\talpha\n     2\tbeta\n     3\tgamma\n\n"
+        "1\talpha\n2\tbeta\n3\tgamma\n4\t\n"
     );
     let denied = run(json!({"file_path": ".env"}));
     assert_eq!(denied.status.code(), Some(2));

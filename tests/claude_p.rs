@@ -537,3 +537,24 @@ fn warden_tool_answers_bash_in_the_typed_shape() {
                "noOutputExpected": false})
     );
 }
+
+#[test]
+fn read_answers_in_claude_codes_shape_to_the_model_and_to_hooks() {
+    let p = Project::new(json!({}));
+    p.settings(json!({"permissions": {"allow": ["Read"]},
+        "hooks": {"PostToolUse": p.hook("post", "true"), "PostToolBatch": p.hook("batch", "true")}}));
+    std::fs::write(p.dir.join("README.md"), "hello\n").expect("write");
+    let script = p.script(READ_THEN_DONE);
+    let out = p.warden(&["run", "--script", &script]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let post = &p.log("post")[0];
+    assert_eq!(
+        post["tool_response"],
+        json!({"type": "text", "file": {"filePath": p.dir.join("README.md").display().to_string(),
+            "content": "hello\n", "numLines": 2, "startLine": 1, "totalLines": 2}})
+    );
+    assert_eq!(
+        p.log("batch")[0]["tool_calls"][0]["tool_response"],
+        "1\thello\n2\t"
+    );
+}

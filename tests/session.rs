@@ -336,13 +336,15 @@ fn post_tool_use_hooks_see_the_response_and_failures_go_to_post_tool_use_failure
         .collect();
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(lines[0]["hook_event_name"], "PostToolUse");
+    // Read's response in Claude Code's shape: the lines as in the file.
     assert!(
-        lines[0]["tool_response"]["content"]
+        lines[0]["tool_response"]["file"]["content"]
             .as_str()
             .is_some_and(|c| c.contains("hello")),
         "{}",
         lines[0]
     );
+    assert_eq!(lines[0]["tool_response"]["type"], "text");
     assert_eq!(lines[1]["hook_event_name"], "PostToolUseFailure");
     assert!(lines[1]["error"].as_str().is_some_and(|e| !e.is_empty()));
     assert_eq!(lines[1]["tool_use_id"], o.tool_use_id.as_str());

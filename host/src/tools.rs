@@ -164,12 +164,40 @@ impl BashResponse {
     }
 }
 
+/// What the Read tool answers for a text file, in Claude Code's shape.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ReadResponse {
+    /// `text`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The lines read.
+    pub file: ReadFile,
+}
+
+/// The lines a Read call returned.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReadFile {
+    /// The absolute path.
+    pub file_path: String,
+    /// The lines read, as in the file (unnumbered).
+    pub content: String,
+    /// How many lines were read.
+    pub num_lines: u64,
+    /// The first line read (1-based).
+    pub start_line: u64,
+    /// The file's lines (a final newline ends in an empty last line, as Claude Code counts).
+    pub total_lines: u64,
+}
+
 /// A built-in tool's answer, typed where Claude Code's shape is known: the one definition
 /// the agent loop, `warden tool`, `warden mcp serve` and the hook inputs all use.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolResponse {
     /// Bash.
     Bash(BashResponse),
+    /// Read of a text file.
+    Read(ReadResponse),
     /// Any other tool: its structured result as it gave it, with the model's text as
     /// `content` when the tool did not set one.
     Other(serde_json::Value),
@@ -189,6 +217,12 @@ impl ToolResponse {
                 });
             return ToolResponse::Bash(typed);
         }
+        if tool == BuiltinTool::Read.name()
+            && let Some(typed) =
+                structured.and_then(|s| serde_json::from_value::<ReadResponse>(s.clone()).ok())
+        {
+            return ToolResponse::Read(typed);
+        }
         match structured {
             Some(serde_json::Value::Object(s)) => {
                 let mut r = s.clone();
@@ -204,7 +238,7 @@ impl ToolResponse {
     pub fn model_text(&self, content: &str) -> String {
         match self {
             ToolResponse::Bash(b) => b.model_text(),
-            ToolResponse::Other(_) => content.to_string(),
+            ToolResponse::Read(_) | ToolResponse::Other(_) => content.to_string(),
         }
     }
 
@@ -212,6 +246,7 @@ impl ToolResponse {
     pub fn to_value(&self) -> serde_json::Value {
         match self {
             ToolResponse::Bash(b) => serde_json::to_value(b).unwrap_or_default(),
+            ToolResponse::Read(r) => serde_json::to_value(r).unwrap_or_default(),
             ToolResponse::Other(v) => v.clone(),
         }
     }

@@ -1065,18 +1065,13 @@ impl Core {
                     ToolStatus::InvalidInput { message } => {
                         (format!("<tool_use_error>{message}</tool_use_error>"), true)
                     }
-                    // An ask nobody could answer, worded as `claude -p` words it.
-                    ToolStatus::Denied { .. }
-                        if o.trace.last().is_some_and(|t| {
-                            t.step == crate::session::Step::Ask
-                                && t.by == crate::session::DenyAsker.label()
-                        }) =>
-                    {
-                        (crate::session::pipeline::unanswered_ask(&o.tool), true)
-                    }
-                    ToolStatus::Denied { message } | ToolStatus::Failed { message } => {
-                        (message.clone(), true)
-                    }
+                    // A deny rule's refusal and an unanswerable ask, as `claude -p` words them.
+                    ToolStatus::Denied { message } => (
+                        crate::session::pipeline::claude_denial(&o)
+                            .unwrap_or_else(|| message.clone()),
+                        true,
+                    ),
+                    ToolStatus::Failed { message } => (message.clone(), true),
                     ToolStatus::Decided => (String::new(), true),
                 };
                 let context = o.additional_context.clone();

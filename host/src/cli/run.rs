@@ -33,9 +33,13 @@ use super::SessionArgs;
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   warden run --script demo.yaml              a scripted model, no network
+  warden run --script demo.yaml --verbose    the transcript: tool calls, decisions, hooks
   warden run -p \"fix the failing test\"       the Anthropic API (ANTHROPIC_API_KEY)
+  warden run -p \"hi\" --output-format json    one result object, as claude -p prints it
   warden run -p \"hi\" --provider openai       a local OpenAI-compatible server (OPENAI_BASE_URL)
-  warden run -p \"hi\" --dry-run               print the request the model would get")]
+  warden run -p \"hi\" --dry-run               print the request the model would get
+
+Exit status: 0 the turn completed, 1 it ended in error, 2 unusable arguments or settings.")]
 pub struct Args {
     #[command(flatten)]
     session: SessionArgs,

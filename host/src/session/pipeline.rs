@@ -314,8 +314,11 @@ impl Session {
         tool: &super::RegisteredTool,
         input: &Value,
     ) -> Result<Result<ToolCallOutcome, String>, SessionError> {
+        if tool.source == super::ToolSource::Lsp {
+            return Ok(crate::lsp::run_tool(self, input).await);
+        }
         let rt = self.runtime()?;
-        Ok(match tool.component(self) {
+        let run = match tool.component(self) {
             Ok(c) => {
                 let ctx = self.call_context(&self.cwd, &tool.grant, self.guest_policy(true));
                 let deadline = match self.options().tool_deadline {
@@ -329,6 +332,17 @@ impl Session {
                     .map_err(|e| e.to_string())
             }
             Err(e) => Err(e),
+        };
+        // A Write or Edit gets what the file's language server now reports, as Claude Code
+        // attaches it; nothing is started or waited for when no plugin configures a server.
+        Ok(match (&tool.source, run) {
+            (super::ToolSource::Builtin(b), Ok(ToolCallOutcome::Ok { content, structured })) => {
+                Ok(ToolCallOutcome::Ok {
+                    content: crate::lsp::with_new_diagnostics(self, *b, input, content).await,
+                    structured,
+                })
+            }
+            (_, run) => run,
         })
     }
 
@@ -499,8 +513,7 @@ impl Session {
             micros: micros(t),
         });
         out.decision = decided.decision;
-        // What the model is told of a denial, in Claude Code's words; the trace keeps the
-        // rule or hook and its reason.
+        // A hook's denial is told in Claude Code's words, which name the hook and its reason.
         let mut denial: Option<String> = None;
         match (
             &deciding_hook,
@@ -527,9 +540,6 @@ impl Session {
                 out.reason = decided.reason.clone();
                 out.rule = decided.rule.clone();
                 out.source = decided.source.clone();
-                if decided.decision == Decision::Deny && decided.rule.is_some() {
-                    denial = Some(rule_denial(tool_name, &out.input));
-                }
             }
         }
 
@@ -659,7 +669,7 @@ impl Session {
                 {
                     let typed = ToolResponse::from_result(tool_name, &content, structured.as_ref());
                     match typed {
-                        ToolResponse::Bash(_) => {
+                        ToolResponse::Bash(_) | ToolResponse::Read(_) => {
                             (typed.model_text(&content), Some(typed.to_value()))
                         }
                         ToolResponse::Other(_) => (content, structured),
@@ -1046,14 +1056,26 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// What the model is told when a deny rule refuses a call, in Claude Code's words (the rule
-/// stays in the trace).
-fn rule_denial(tool: &str, input: &Value) -> String {
-    match input.get("command").and_then(Value::as_str) {
-        Some(command) if tool == "Bash" => {
-            format!("Permission to use Bash with command {command} has been denied.")
+/// What the agent loop tells the model of a call refused before it ran, in the words of
+/// `claude -p`, where they differ from the pipeline's (which name the rule, or say that
+/// nobody could be asked, for `warden tool` and `warden mcp serve`): a deny rule's refusal,
+/// and an ask nobody could answer. `None`: the pipeline's message stands.
+pub(crate) fn claude_denial(out: &ToolOutcome) -> Option<String> {
+    if !matches!(out.status, ToolStatus::Denied { .. }) {
+        return None;
+    }
+    let last = out.trace.last()?;
+    match last.step {
+        Step::Ask if last.by == DenyAsker.label() => Some(unanswered_ask(&out.tool)),
+        Step::Rules if last.decision == "deny" && out.rule.is_some() => {
+            Some(match out.input.get("command").and_then(Value::as_str) {
+                Some(command) if out.tool == "Bash" => {
+                    format!("Permission to use Bash with command {command} has been denied.")
+                }
+                _ => format!("Permission to use {} has been denied.", out.tool),
+            })
         }
-        _ => format!("Permission to use {tool} has been denied."),
+        _ => None,
     }
 }
 
@@ -1062,10 +1084,8 @@ fn hook_denial(tool: &str, handler: &str, reason: &str) -> String {
     format!("PreToolUse:{tool} hook error: [{handler}]: {reason}")
 }
 
-/// What the model is told of a call the rules ask about when nobody can be asked (`claude
-/// -p`), in Claude Code's words: the agent loop says this where `warden tool` and `warden mcp
-/// serve` say why and that nobody could be asked.
-pub(crate) fn unanswered_ask(tool: &str) -> String {
+/// What `claude -p` tells the model of a call the rules ask about when nobody can be asked.
+fn unanswered_ask(tool: &str) -> String {
     if tool == "Bash" {
         "This command requires approval".to_string()
     } else {

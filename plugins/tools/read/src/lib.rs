@@ -1,4 +1,5 @@
-//! Read: a file's lines, numbered like `cat -n`, through the fs capability.
+//! Read: a file's lines, numbered as Claude Code numbers them (`N<tab>line`), through the fs
+//! capability.
 
 use serde_json::{Value, json};
 use tool_common::{absolute, fs_error, opt_u64, string};
@@ -13,7 +14,7 @@ impl Tool for Read {
     fn describe() -> ToolInfo {
         ToolInfo {
             name: "Read".into(),
-            description: "Reads a file from the local filesystem. Returns up to 2000 lines from the start (or from `offset`), numbered like `cat -n`; longer lines are cut at 2000 characters.".into(),
+            description: "Reads a file from the local filesystem. Returns up to 2000 lines from the start (or from `offset`), numbered `N<tab>line`; longer lines are cut at 2000 characters.".into(),
             input_schema: json!({
                 "type": "object",
                 "properties": {
@@ -38,28 +39,45 @@ impl Tool for Read {
                 "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>",
             ));
         }
-        let total = text.lines().count() as u64;
+        // Lines as Claude Code counts them: split at each newline, so a final newline ends
+        // in an empty last line.
+        let lines: Vec<&str> = text.split('\n').collect();
+        let total = lines.len() as u64;
         if offset > total {
             return Ok(ToolOutput::text(format!(
                 "<system-reminder>Warning: the file exists but is shorter than the provided offset ({offset}). The file has {total} lines.</system-reminder>"
             )));
         }
-        let mut out = String::new();
-        for (i, line) in text
-            .lines()
-            .enumerate()
+        let chosen: Vec<&str> = lines
+            .iter()
             .skip((offset - 1) as usize)
             .take(limit as usize)
-        {
-            let line = match line.char_indices().nth(MAX_LINE_CHARS) {
-                Some((cut, _)) => &line[..cut],
-                None => line,
-            };
-            out.push_str(&format!("{:>6}\t{}\n", i + 1, line));
-        }
+            .copied()
+            .collect();
+        let numbered: Vec<String> = chosen
+            .iter()
+            .enumerate()
+            .map(|(i, line)| {
+                let line = line.strip_suffix('\r').unwrap_or(line);
+                let line = match line.char_indices().nth(MAX_LINE_CHARS) {
+                    Some((cut, _)) => &line[..cut],
+                    None => line,
+                };
+                format!("{}\t{line}", offset as usize + i)
+            })
+            .collect();
         Ok(ToolOutput {
-            content: out,
-            structured: Some(json!({"file_path": path, "total_lines": total})),
+            content: numbered.join("\n"),
+            structured: Some(json!({
+                "type": "text",
+                "file": {
+                    "filePath": path,
+                    "content": chosen.join("\n"),
+                    "numLines": chosen.len(),
+                    "startLine": offset,
+                    "totalLines": total,
+                },
+            })),
         })
     }
 }
