@@ -19,6 +19,7 @@
 pub mod agent;
 pub mod build;
 pub mod instructions;
+pub mod lsp;
 pub mod mcp;
 pub mod opened;
 pub mod peer;

@@ -11,6 +11,7 @@ mod context;
 mod demo;
 mod hook;
 mod hook_wasm;
+mod lsp;
 mod mcp;
 mod new;
 mod plugin;
@@ -58,6 +59,9 @@ enum Command {
     /// Warden's MCP client and server: `serve` its WASM tools to any MCP client; `list`,
     /// `tools` and `call` the MCP servers a session is configured with.
     Mcp(mcp::Args),
+    /// The plugins' language servers: `list` them, or print the `diagnostics` they publish
+    /// for files.
+    Lsp(lsp::Args),
     /// Render a skill as invoked (`show`, running its `!` commands through the permission
     /// rules) or list them (`list`).
     Skill(skill::Args),
@@ -113,6 +117,7 @@ pub fn main() -> ExitCode {
         Command::Context(a) => context::run(a),
         Command::Skill(a) => skill::run(a),
         Command::Mcp(a) => mcp::run(a),
+        Command::Lsp(a) => lsp::run(a),
         Command::Build(a) => build::run(a),
         Command::New(a) => new::run(a),
         Command::Bench(a) => bench::run(a),

@@ -233,6 +233,7 @@ pub struct Session {
     registry: OnceLock<ToolRegistry>,
     processes: OnceLock<ProcessConfinement>,
     mcp: OnceLock<McpHub>,
+    lsp: OnceLock<warden_lsp::LspManager>,
     model_runner: OnceLock<Arc<dyn warden_hooks::ModelHookRunner>>,
     wasm_slots: OnceLock<Arc<hooks::WasmSlots>>,
     dispatch_base: OnceLock<DispatchOptions>,
@@ -281,6 +282,7 @@ impl Session {
             registry: OnceLock::new(),
             processes: OnceLock::new(),
             mcp: OnceLock::new(),
+            lsp: OnceLock::new(),
             model_runner: OnceLock::new(),
             wasm_slots: OnceLock::new(),
             dispatch_base: OnceLock::new(),
@@ -451,12 +453,21 @@ impl Session {
     }
 
     /// Ends what the session started that outlives a call: its MCP servers' connections (and
-    /// the process groups of stdio servers). Call it before the runtime that ran the calls
-    /// goes away.
+    /// the process groups of stdio servers) and its language servers (`shutdown`, `exit`).
+    /// Call it before the runtime that ran the calls goes away.
     pub async fn close(&self) {
         if let Some(hub) = self.mcp.get() {
             hub.shutdown().await;
         }
+        if let Some(lsp) = self.lsp.get() {
+            lsp.shutdown().await;
+        }
+    }
+
+    /// The language servers of the enabled plugins (see [`crate::lsp`]), read once; each
+    /// starts, confined, on first use for a file of its extensions.
+    pub fn lsp(&self) -> &warden_lsp::LspManager {
+        self.lsp.get_or_init(|| crate::lsp::manager(self))
     }
 
     /// The MCP servers of this session (user, local, approved project servers and the

@@ -336,12 +336,16 @@ impl Session {
         // A Write or Edit gets what the file's language server now reports, as Claude Code
         // attaches it; nothing is started or waited for when no plugin configures a server.
         Ok(match (&tool.source, run) {
-            (super::ToolSource::Builtin(b), Ok(ToolCallOutcome::Ok { content, structured })) => {
+            (
+                super::ToolSource::Builtin(b),
                 Ok(ToolCallOutcome::Ok {
-                    content: crate::lsp::with_new_diagnostics(self, *b, input, content).await,
+                    content,
                     structured,
-                })
-            }
+                }),
+            ) => Ok(ToolCallOutcome::Ok {
+                content: crate::lsp::with_new_diagnostics(self, *b, input, content).await,
+                structured,
+            }),
             (_, run) => run,
         })
     }

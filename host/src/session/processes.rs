@@ -232,6 +232,30 @@ impl ProcessProfiles {
         Ok(found)
     }
 
+    /// Whether the contents of `path` may be handed to a plugin's program (a language server's
+    /// `didOpen`): never a `.env` or `.env.*` file, nor a path the rules deny reading (Read
+    /// deny and ask rules, as for the programs' own sandbox). `Err` says why not.
+    pub fn may_show(&self, path: &Path) -> Result<(), String> {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name == ".env" || name.starts_with(".env.") {
+            return Err(format!(
+                "{} is a .env file, which plugin programs are never shown",
+                path.display()
+            ));
+        }
+        let path = resolved(path);
+        let denied = self
+            .denied()
+            .map_err(|e| format!("cannot work out which paths the rules deny: {e}"))?;
+        if denied.read.iter().any(|d| path.starts_with(resolved(d))) {
+            return Err(format!(
+                "{}: the permission rules deny reading it, so plugin programs are not shown it",
+                path.display()
+            ));
+        }
+        Ok(())
+    }
+
     /// Builds the confinement of a program started for `origin`, `None` when the user opted
     /// it out. `timeout` bounds every process of the call (none for a server).
     #[cfg(target_os = "linux")]

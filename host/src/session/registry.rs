@@ -30,13 +30,15 @@ pub enum ToolSource {
         /// The component file.
         path: PathBuf,
     },
+    /// The `LSP` tool, run by the host on the plugins' language servers (see [`crate::lsp`]).
+    Lsp,
 }
 
 impl ToolSource {
     /// For traces: `built-in`, or the plugin id.
     pub fn label(&self) -> String {
         match self {
-            ToolSource::Builtin(_) => "built-in".to_string(),
+            ToolSource::Builtin(_) | ToolSource::Lsp => "built-in".to_string(),
             ToolSource::Plugin { plugin_id, .. } => format!("plugin {plugin_id}"),
         }
     }
@@ -84,6 +86,10 @@ impl RegisteredTool {
     /// The component, loaded (and pinned to its approved digest, for a plugin's) on first use.
     pub(crate) fn component(&self, session: &Session) -> Result<Arc<LoadedComponent>, String> {
         let components = session.components().map_err(|e| e.to_string())?;
+        let pin = match &self.approved_digest {
+            Some(d) => DigestPin::Sha256(d),
+            None => DigestPin::None,
+        };
         match &self.source {
             ToolSource::Builtin(t) => components.bytes(
                 t.name(),
@@ -92,12 +98,9 @@ impl RegisteredTool {
                 &self.grant,
                 DigestPin::Sha256(t.sha256()),
             ),
-            ToolSource::Plugin { path, .. } => {
-                let pin = match &self.approved_digest {
-                    Some(d) => DigestPin::Sha256(d),
-                    None => DigestPin::None,
-                };
-                components.file(path, World::Tool, &self.grant, pin)
+            ToolSource::Plugin { path, .. } => components.file(path, World::Tool, &self.grant, pin),
+            ToolSource::Lsp => {
+                return Err("the LSP tool is run by the host, not by a component".into());
             }
         }
         .map_err(|e| e.to_string())
@@ -106,7 +109,7 @@ impl RegisteredTool {
     /// The deadline of one call.
     pub fn deadline(&self) -> Duration {
         match self.source {
-            ToolSource::Builtin(_) => BUILTIN_DEADLINE,
+            ToolSource::Builtin(_) | ToolSource::Lsp => BUILTIN_DEADLINE,
             ToolSource::Plugin { .. } => PLUGIN_TOOL_DEADLINE,
         }
     }
@@ -115,6 +118,15 @@ impl RegisteredTool {
     /// own, with no capabilities in use).
     pub async fn describe(&self, session: &Arc<Session>) -> Result<&ToolDescription, String> {
         if let Some(d) = self.description.get() {
+            return d.as_ref().map_err(Clone::clone);
+        }
+        if self.source == ToolSource::Lsp {
+            let d = self.description.get_or_init(|| {
+                Ok(ToolDescription {
+                    description: warden_lsp::ops::DESCRIPTION.to_string(),
+                    input_schema: warden_lsp::ops::input_schema(),
+                })
+            });
             return d.as_ref().map_err(Clone::clone);
         }
         let described = async {
@@ -157,6 +169,9 @@ impl RegisteredTool {
     }
 }
 
+/// The name of the tool on the plugins' language servers.
+pub const LSP_TOOL: &str = "LSP";
+
 /// The session's tools, by name.
 #[derive(Debug, Default)]
 pub struct ToolRegistry {
@@ -195,6 +210,17 @@ impl ToolRegistry {
                     validator: OnceLock::new(),
                 });
             }
+        }
+        // Only when a plugin configures a language server, as Claude Code offers it.
+        if crate::lsp::configured(session) {
+            tools.push(RegisteredTool {
+                name: LSP_TOOL.to_string(),
+                source: ToolSource::Lsp,
+                grant: Grant::default(),
+                approved_digest: None,
+                description: OnceLock::new(),
+                validator: OnceLock::new(),
+            });
         }
         ToolRegistry { tools }
     }

@@ -230,12 +230,14 @@ impl Shared {
                 let Some(path) = uri_path(&params.uri) else {
                     return;
                 };
-                let mut seq = 0;
-                self.published.send_modify(|n| {
-                    *n += 1;
-                    seq = *n;
-                });
+                // Stored before waiters are woken (the table's lock is held across both), so
+                // a waiter that wakes always finds what woke it.
                 if let Ok(mut d) = self.diagnostics.lock() {
+                    let mut seq = 0;
+                    self.published.send_modify(|n| {
+                        *n += 1;
+                        seq = *n;
+                    });
                     d.insert(
                         path,
                         Published {

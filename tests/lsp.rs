@@ -1,0 +1,1 @@
+//! Language servers from plugins, end to end.
