@@ -185,7 +185,8 @@ pub struct Problem {
 
 impl std::fmt::Display for Problem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.field.is_empty() {
+        // A message that names its field already reads as it is.
+        if self.field.is_empty() || self.message.contains(&format!("`{}`", self.field)) {
             f.write_str(&self.message)
         } else {
             write!(f, "`{}` {}", self.field, self.message)
@@ -281,7 +282,7 @@ pub fn check(entry: &Value) -> Vec<Problem> {
             other => out.push(problem(
                 other,
                 format!(
-                    "is not a field of an LSP server (LSP configs are strict; the fields are {})",
+                    "unknown field `{other}` (LSP configs are strict; the fields are {})",
                     FIELDS.join(", ")
                 ),
             )),

@@ -607,7 +607,6 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
         &mut p.lsp_servers,
         &mut diags,
     );
-    check_lsp(&mut p.lsp_servers, mf, &mut diags);
     for ch in &manifest.channels {
         if !p.mcp_servers.contains_key(&ch.server) {
             diags.push(
@@ -1084,6 +1083,9 @@ fn load_servers(
             if key == "mcpServers" {
                 check_mcp_server(&name, &s, &file, text.as_deref(), diags);
             }
+            if key == "lspServers" && !check_lsp_server(&name, &s, &file, text.as_deref(), diags) {
+                continue;
+            }
             // First declaration wins; a second identical or differing one is merged away.
             out.entry(name).or_insert(s);
         }
@@ -1126,40 +1128,40 @@ fn check_mcp_server(
     }
 }
 
-fn check_lsp(servers: &mut Map<String, Value>, mf: &Path, diags: &mut Vec<Diagnostic>) {
-    const KEYS: &[&str] = &[
-        "command",
-        "extensionToLanguage",
-        "args",
-        "transport",
-        "env",
-        "initializationOptions",
-        "settings",
-        "workspaceFolder",
-        "startupTimeout",
-        "shutdownTimeout",
-        "restartOnCrash",
-        "maxRestarts",
-        "diagnostics",
-    ];
-    servers.retain(|name, s| {
-        let mut ok = true;
-        if !s.get("command").is_some_and(Value::is_string) {
-            diags.push(Diagnostic::error(mf, format!("LSP server `{name}` needs a `command` string; it is skipped")));
-            ok = false;
-        }
-        if !s.get("extensionToLanguage").is_some_and(Value::is_object) {
-            diags.push(Diagnostic::error(mf, format!("LSP server `{name}` needs `extensionToLanguage` (object of \".ext\": \"language\"); it is skipped")));
-            ok = false;
-        }
-        if let Some(o) = s.as_object() {
-            for k in o.keys() {
-                if !KEYS.contains(&k.as_str()) {
-                    diags.push(Diagnostic::error(mf, format!("LSP server `{name}` has unknown field `{k}`; LSP configs are strict, it is skipped")));
-                    ok = false;
-                }
+/// Checks one LSP server against [`warden_lsp::config::check`]: each problem is an error on
+/// `file`, at the field when `text` shows where it is. `false`: the server is invalid and
+/// skipped, as Claude Code skips it.
+fn check_lsp_server(
+    name: &str,
+    server: &Value,
+    file: &Path,
+    text: Option<&str>,
+    diags: &mut Vec<Diagnostic>,
+) -> bool {
+    let problems = warden_lsp::config::check(server);
+    for problem in &problems {
+        let pos = text.and_then(|t| {
+            let mut path: Vec<&str> = Vec::new();
+            if locate_key(t, "lspServers").is_some() {
+                path.push("lspServers");
             }
-        }
-        ok
-    });
+            path.push(name);
+            let server_pos = locate_key_path(t, &path);
+            // `extensionToLanguage..py` names the key `.py` inside `extensionToLanguage`.
+            match problem.field.split_once('.') {
+                Some((top, sub)) => path.extend([top, sub]),
+                None if !problem.field.is_empty() => path.push(&problem.field),
+                None => {}
+            }
+            locate_key_path(t, &path).or(server_pos)
+        });
+        diags.push(
+            Diagnostic::error(
+                file,
+                format!("LSP server `{name}`: {problem}; the server is skipped"),
+            )
+            .at(pos),
+        );
+    }
+    problems.is_empty()
 }

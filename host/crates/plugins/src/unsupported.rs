@@ -16,7 +16,7 @@ use crate::loader::{LoadedPlugin, MANIFEST_FILE};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UnsupportedPart {
-    /// The key of `plugin.json` (or default folder) it is declared by: `lspServers`, `monitors`, …
+    /// The key of `plugin.json` (or default folder) it is declared by: `monitors`, `outputStyles`, …
     pub key: &'static str,
     /// Where it is declared: the file or folder that holds it.
     pub file: PathBuf,
@@ -49,12 +49,6 @@ pub fn unsupported(p: &LoadedPlugin) -> Vec<UnsupportedPart> {
             });
         }
     };
-    add(
-        !p.lsp_servers.is_empty(),
-        "lspServers",
-        at(".lsp.json"),
-        "the servers will not start",
-    );
     add(
         !p.monitors.is_empty(),
         "monitors",

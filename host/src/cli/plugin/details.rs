@@ -76,6 +76,8 @@ struct Programs {
     refusals: Vec<Refusal>,
     /// Where they are kept.
     refusal_log: Option<PathBuf>,
+    /// Its language servers, `plugin:<plugin>:<server>`, with the extensions each handles.
+    language_servers: Vec<String>,
 }
 
 fn programs(mgr: &PluginManager, plugin: &str, d: &PluginDetails) -> anyhow::Result<Programs> {
@@ -152,7 +154,27 @@ fn programs(mgr: &PluginManager, plugin: &str, d: &PluginDetails) -> anyhow::Res
             .map(refusals::read)
             .unwrap_or_default(),
         refusal_log,
+        language_servers: language_servers(&d.install_path),
     })
+}
+
+/// `plugin:<plugin>:<server> (.py python, …)` for each language server the plugin declares.
+fn language_servers(root: &std::path::Path) -> Vec<String> {
+    let Ok(p) = warden_plugins::loader::load_plugin(root) else {
+        return Vec::new();
+    };
+    p.lsp_servers
+        .iter()
+        .filter_map(|(name, v)| {
+            let exts = v.get("extensionToLanguage")?.as_object()?;
+            let exts: Vec<String> = exts
+                .iter()
+                .map(|(e, l)| format!("{e} {}", l.as_str().unwrap_or("")))
+                .collect();
+            let id = warden_lsp::server_id(&p.name, name);
+            Some(format!("{id} ({})", exts.join(", ")))
+        })
+        .collect()
 }
 
 /// `sandbox.readablePaths` of the files the user controls, as written.
@@ -192,6 +214,9 @@ impl fmt::Display for Details {
         }
         writeln!(f, "  read: {}", p.read.join("; "))?;
         writeln!(f, "  write: {}", p.write.join("; "))?;
+        if !p.language_servers.is_empty() {
+            writeln!(f, "  language servers: {}", p.language_servers.join("; "))?;
+        }
         writeln!(
             f,
             "  network: {}",
