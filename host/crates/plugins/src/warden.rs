@@ -142,24 +142,21 @@ impl WardenSection {
 /// The advice for a missing component outside a source directory (an installed or staged copy).
 pub(crate) const REBUILD_HINT: &str = "build it in the plugin's source directory (`warden build <source dir>`) and install the plugin again";
 
-/// Why the file of a declared component could not run, or `Ok` when it is a WebAssembly
-/// component that validates. A core module, a truncated file or bytes that only start like
-/// WebAssembly would make the plugin's guards drop out at the first call, so install refuses
-/// them instead (the world's exports are checked when the component is loaded).
+/// Why the file of a declared component could not run (completing "the component …"), or
+/// `Ok` when it is a WebAssembly component that validates. A core module, a truncated file or
+/// bytes that only start like WebAssembly would make the plugin's guards drop out at the first
+/// call, so install refuses them instead (the world's exports are checked when the component
+/// is loaded).
 pub fn check_component_file(path: &Path) -> Result<(), String> {
-    let bytes =
-        std::fs::read(path).map_err(|e| format!("{} cannot be read: {e}", path.display()))?;
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot be read: {e}"))?;
     if !bytes.starts_with(b"\0asm") {
-        return Err(format!(
-            "{} is not WebAssembly (it does not start with the `\\0asm` header)",
-            path.display()
-        ));
+        return Err("is not WebAssembly (it does not start with the `\\0asm` header)".into());
     }
     if !wasmparser::Parser::is_component(&bytes) {
-        return Err(format!(
-            "{} is a core WebAssembly module or an unknown WebAssembly version, not a component",
-            path.display()
-        ));
+        return Err(
+            "is a core WebAssembly module or an unknown WebAssembly version, not a component"
+                .into(),
+        );
     }
     // Every proposal enabled: the check is for damage, not for features the runtime decides on.
     wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all())
@@ -167,8 +164,7 @@ pub fn check_component_file(path: &Path) -> Result<(), String> {
         .map(|_| ())
         .map_err(|e| {
             format!(
-                "{} is not a valid WebAssembly component (at byte {}: {})",
-                path.display(),
+                "is not a valid WebAssembly component (at byte {}: {})",
                 e.offset(),
                 e.message()
             )

@@ -526,7 +526,7 @@ impl PluginManager {
                     if let Err(reason) = crate::warden::check_component_file(&c.path) {
                         problems.push(Diagnostic::error(
                             &c.path,
-                            format!("component `{}`: {reason}", c.name),
+                            format!("component `{}` {reason}", c.name),
                         ));
                     }
                 }
