@@ -978,3 +978,114 @@ fn an_api_error_from_the_messages_api_ends_the_run_with_stop_failure() {
     let log = p.log("fail");
     assert_eq!(log[0]["error"], "invalid_request");
 }
+
+fn compacting(p: &Project, script: &str) -> Run {
+    let log = p.logging_hook("compact", "true");
+    let block = p.logging_hook("block", "echo 'keep it all' >&2; exit 2");
+    let pre = if script.contains("for: compact") && p.dir.join("block-compaction").exists() {
+        block
+    } else {
+        log.clone()
+    };
+    std::fs::write(
+        p.dir.join(".claude/settings.json"),
+        json!({"permissions": {"allow": ["Read"]}, "hooks": {
+            "PreCompact": hook(&pre), "PostCompact": hook(&log), "SessionStart": hook(&log)}})
+        .to_string(),
+    )
+    .expect("settings");
+    converse(
+        p,
+        script,
+        "read the README",
+        ConversationOptions {
+            auto_compact_tokens: Some(1),
+            ..opts()
+        },
+    )
+}
+
+const COMPACTED: &str = r#"
+turns:
+  - tool_use: [{ id: toolu_1, name: Read, input: { file_path: README.md } }]
+  - for: compact
+    text: "SUMMARY: the README says hello."
+  - text: done
+"#;
+
+#[test]
+fn a_conversation_past_the_limit_is_compacted_between_pre_and_post_compact() {
+    let p = Project::new(json!({}));
+    let run = compacting(&p, COMPACTED);
+    assert_eq!(
+        run.end,
+        TurnEnd::Completed {
+            text: "done".into()
+        }
+    );
+    let log = p.log("compact");
+    let seen: Vec<(&str, &str)> = log
+        .iter()
+        .map(|v| {
+            (
+                v["hook_event_name"].as_str().unwrap_or_default(),
+                v["source"]
+                    .as_str()
+                    .or(v["trigger"].as_str())
+                    .unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("SessionStart", "startup"),
+            ("PreCompact", "auto"),
+            ("PostCompact", "auto"),
+            ("SessionStart", "compact"),
+        ]
+    );
+    assert_eq!(log[1]["custom_instructions"], "");
+    assert_eq!(log[2]["compact_summary"], "SUMMARY: the README says hello.");
+    // The summary replaced the messages: the model goes on from it alone.
+    assert_eq!(run.messages.len(), 2, "{:?}", run.messages);
+    let first = run.messages[0].text();
+    assert!(
+        first.contains("SUMMARY: the README says hello.")
+            && first.contains("continued from a previous conversation"),
+        "{first}"
+    );
+    assert!(run.events.iter().any(|e| matches!(
+        e,
+        LoopEvent::Compacted { trigger, .. } if trigger == "auto"
+    )));
+}
+
+#[test]
+fn a_blocking_pre_compact_hook_keeps_the_messages() {
+    let p = Project::new(json!({}));
+    std::fs::write(p.dir.join("block-compaction"), "").expect("marker");
+    let run = compacting(&p, COMPACTED);
+    assert!(
+        matches!(run.end, TurnEnd::Completed { .. }),
+        "{:?}",
+        run.end
+    );
+    assert_eq!(p.log("block").len(), 1);
+    assert!(
+        !p.log("compact")
+            .iter()
+            .any(|v| v["hook_event_name"] == "PostCompact")
+    );
+    assert!(run.messages[0].text().contains("read the README"));
+    assert!(
+        run.messages[1].tool_uses().count() == 1,
+        "{:?}",
+        run.messages
+    );
+    assert!(
+        !run.events
+            .iter()
+            .any(|e| matches!(e, LoopEvent::Compacted { .. }))
+    );
+}

@@ -12,6 +12,8 @@
 //!               Agent ─▶ SubagentStart ─▶ nested loop ─▶ SubagentStop
 //!               Skill ─▶ rendered skill as the tool result
 //!             PostToolBatch
+//!             context over the limit ─▶ PreCompact ─▶ summary replaces the messages
+//!               ─▶ PostCompact ─▶ SessionStart (source `compact`)
 //!             no tool calls ─▶ Stop (a block feeds its reason back and goes on, up to the cap)
 //!           }
 //! end():    SessionEnd, MCP servers closed
@@ -93,6 +95,10 @@ pub struct ConversationOptions {
     /// Consecutive Stop blocks before the stop is let through (default:
     /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, else 8; 0 disables the cap).
     pub stop_block_cap: Option<u32>,
+    /// Tokens of context (the last request's input and answer) past which the main
+    /// conversation is compacted before its next request (default:
+    /// `WARDEN_AUTO_COMPACT_TOKENS`, else 160,000; `None` or 0: never).
+    pub auto_compact_tokens: Option<u64>,
 }
 
 impl Default for ConversationOptions {
@@ -108,6 +114,12 @@ impl Default for ConversationOptions {
             transcript_path: None,
             max_subagent_depth: depth,
             stop_block_cap: None,
+            auto_compact_tokens: Some(
+                std::env::var("WARDEN_AUTO_COMPACT_TOKENS")
+                    .ok()
+                    .and_then(|v| v.trim().parse().ok())
+                    .unwrap_or(160_000),
+            ),
         }
     }
 }
@@ -268,6 +280,14 @@ pub enum LoopEvent {
         /// Its price, when known.
         #[serde(skip_serializing_if = "Option::is_none")]
         cost_usd: Option<f64>,
+    },
+    /// The conversation was compacted: a summary replaced its messages.
+    #[serde(rename_all = "camelCase")]
+    Compacted {
+        /// `auto` (the context passed the limit).
+        trigger: String,
+        /// The summary's length in characters.
+        summary_chars: usize,
     },
     /// Something went wrong that did not stop the conversation.
     Warning {
@@ -842,8 +862,13 @@ impl Core {
     async fn run_frame(&self, info: &FrameInfo, messages: &mut Vec<Message>) -> TurnEnd {
         let mut stop_hook_active = false;
         let mut requests = 0u32;
+        let mut context_tokens = 0u64;
         let agent_label = info.agent_type();
         loop {
+            let limit = self.opts.auto_compact_tokens.filter(|l| *l > 0);
+            if info.agent.is_none() && limit.is_some_and(|l| context_tokens >= l) {
+                self.compact(info, messages, "auto").await;
+            }
             if requests >= info.max_turns {
                 info.transcript.system(
                     "max_turns",
@@ -871,6 +896,7 @@ impl Core {
                 Ok(r) => r,
                 Err(e) => return self.stop_failure(info, &e).await,
             };
+            context_tokens = response.usage.input_tokens + response.usage.output_tokens;
             self.add_usage(&response.model, response.usage);
             let message = Message {
                 role: Role::Assistant,
@@ -996,6 +1022,74 @@ impl Core {
             }
             messages.push(results);
         }
+    }
+
+    /// Compacts the main conversation, as Claude Code does when its context fills:
+    /// `PreCompact` (a block keeps the messages as they are), a summary from the model, the
+    /// messages replaced by it, then `PostCompact` and `SessionStart` with source `compact`,
+    /// whose context joins the new first message. A failed summary leaves the messages as
+    /// they are, with a warning.
+    async fn compact(&self, info: &FrameInfo, messages: &mut Vec<Message>, trigger: &str) {
+        let mut payload = Map::new();
+        payload.insert("trigger".into(), json!(trigger));
+        payload.insert("custom_instructions".into(), json!(""));
+        let r = self.fire(Event::PreCompact, payload, None).await;
+        if r.merged.blocked || !r.merged.continue_ {
+            return;
+        }
+        let mut ask = messages.clone();
+        ask.push(Message::user(prompt::COMPACT_INSTRUCTIONS));
+        let request = ModelRequest {
+            model: info.model.clone(),
+            system: info.system.clone(),
+            messages: ask,
+            tools: Vec::new(),
+            max_tokens: self.opts.max_tokens,
+            caller: Caller::Compact,
+        };
+        let asked = std::time::Instant::now();
+        let answer = self.driver.complete(&request, None).await;
+        if let Ok(mut r) = self.requests.lock() {
+            r.1 += asked.elapsed();
+        }
+        let summary = match answer {
+            Ok(r) => {
+                self.add_usage(&r.model, r.usage);
+                Message {
+                    role: Role::Assistant,
+                    content: r.content,
+                }
+                .text()
+            }
+            Err(e) => {
+                self.observer.event(&LoopEvent::Warning {
+                    message: format!("the conversation was not compacted: {}", e.message),
+                });
+                return;
+            }
+        };
+        info.transcript.system("compact_boundary", trigger);
+        let mut payload = Map::new();
+        payload.insert("trigger".into(), json!(trigger));
+        payload.insert("compact_summary".into(), json!(summary));
+        self.fire(Event::PostCompact, payload, None).await;
+        let mut payload = Map::new();
+        payload.insert("source".into(), json!("compact"));
+        let started = self.fire(Event::SessionStart, payload, None).await;
+        let reminders: Vec<String> = started
+            .merged
+            .additional_context
+            .iter()
+            .map(|c| prompt::reminder(&format!("SessionStart hook additional context: {c}")))
+            .collect();
+        let first = user_message(&reminders, &prompt::compacted(&summary));
+        info.transcript.message(&first, None, None);
+        messages.clear();
+        messages.push(first);
+        self.observer.event(&LoopEvent::Compacted {
+            trigger: trigger.to_string(),
+            summary_chars: summary.chars().count(),
+        });
     }
 
     async fn stop_failure(&self, info: &FrameInfo, e: &ModelError) -> TurnEnd {

@@ -187,3 +187,18 @@ pub fn agent_allows(agent: &Agent, name: &str) -> bool {
         Some(list) => list.iter().any(|t| matches(t)),
     }
 }
+
+/// What the model is asked for when the conversation is compacted.
+pub const COMPACT_INSTRUCTIONS: &str = "Your task is to create a detailed summary of the \
+conversation so far, to continue the work from it without the messages: the user's requests \
+and intent, the decisions made, the files read and changed, errors met and how they were \
+fixed, and the work still pending. Reply with the summary alone, and call no tools.";
+
+/// The first message of a compacted conversation.
+pub fn compacted(summary: &str) -> String {
+    format!(
+        "This session is being continued from a previous conversation that ran out of \
+         context. The conversation is summarized below:\n{summary}\n\nContinue the \
+         conversation from where it left off without asking the user any further questions."
+    )
+}

@@ -610,6 +610,13 @@ impl Observer for Readable {
                 )
             }
             LoopEvent::SessionEnded { .. } => Ok(()),
+            LoopEvent::Compacted {
+                trigger,
+                summary_chars,
+            } => writeln!(
+                out,
+                "\n✻ conversation compacted ({trigger}): a summary of {summary_chars} characters"
+            ),
             LoopEvent::Warning { message } => {
                 let _ = out.flush();
                 eprintln!("warning: {message}");

@@ -118,7 +118,8 @@ pub struct ToolSpec {
     pub input_schema: Value,
 }
 
-/// Who is asking the model: the main conversation, a subagent, or a hook handler. The
+/// Who is asking the model: the main conversation, a subagent, a hook handler, or
+/// compaction. The
 /// scripted driver answers each from its own queue; API drivers ignore it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Caller {
@@ -129,6 +130,8 @@ pub enum Caller {
     Subagent(String),
     /// A `prompt` or `agent` hook handler, by event name.
     Hook(String),
+    /// Compaction: the summary that replaces a conversation grown too long.
+    Compact,
 }
 
 /// One request to a model.

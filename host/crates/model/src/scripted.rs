@@ -19,7 +19,8 @@
 //! ```
 //!
 //! Each turn answers the next request of its caller (`for`: `main`, the default;
-//! `agent:<agent_type>`; `hook`, or `hook:<Event>` for one event's handlers first), in order.
+//! `agent:<agent_type>`; `hook`, or `hook:<Event>` for one event's handlers first; `compact`,
+//! the summary asked for when the conversation is compacted), in order.
 //! A turn may give raw `content` blocks instead of `text` and `tool_use`. A tool call without
 //! an `id` gets `toolu_script_<n>`. The stop reason is `tool_use` when the turn calls a tool,
 //! else `end_turn`. A request with no turn left for its caller fails with an error naming
@@ -115,6 +116,7 @@ enum For {
     Agent(String),
     AnyHook,
     Hook(String),
+    Compact,
 }
 
 impl For {
@@ -122,11 +124,12 @@ impl For {
         match s.map(str::trim) {
             None | Some("main") => Ok(For::Main),
             Some("hook") => Ok(For::AnyHook),
+            Some("compact") => Ok(For::Compact),
             Some(s) => match (s.strip_prefix("agent:"), s.strip_prefix("hook:")) {
                 (Some(a), _) if !a.is_empty() => Ok(For::Agent(a.to_string())),
                 (_, Some(e)) if !e.is_empty() => Ok(For::Hook(e.to_string())),
                 _ => Err(format!(
-                    "`for: {s}` is not `main`, `agent:<agent_type>`, `hook` or `hook:<Event>`"
+                    "`for: {s}` is not `main`, `agent:<agent_type>`, `hook`, `hook:<Event>` or `compact`"
                 )),
             },
         }
@@ -264,6 +267,7 @@ impl ScriptedDriver {
                 .iter()
                 .position(|(w, _)| matches!(w, For::Hook(e) if e == event))
                 .or_else(|| turns.iter().position(|(w, _)| *w == For::AnyHook)),
+            Caller::Compact => turns.iter().position(|(w, _)| *w == For::Compact),
         }?;
         if let Ok(mut u) = self.used.lock() {
             *u += 1;
@@ -277,6 +281,7 @@ fn caller_name(c: &Caller) -> String {
         Caller::Main => "the main conversation".to_string(),
         Caller::Subagent(a) => format!("subagent `{a}` (`for: agent:{a}`)"),
         Caller::Hook(e) => format!("a {e} hook handler (`for: hook`)"),
+        Caller::Compact => "compaction (`for: compact`)".to_string(),
     }
 }
 
