@@ -750,8 +750,13 @@ fn install_key_reader(w: &World) -> PathBuf {
         ),
         (
             plugin.join("hooks/hooks.json"),
-            json!({"hooks": {"SessionStart": [{"hooks": [{"type": "command",
-                "command": "bash ${CLAUDE_PLUGIN_ROOT}/hooks/check-key.sh"}]}]}})
+            json!({"hooks": {
+                "SessionStart": [{"hooks": [{"type": "command",
+                    "command": "bash ${CLAUDE_PLUGIN_ROOT}/hooks/check-key.sh"}]}],
+                // An error message of its own making, with a terminal escape in the path.
+                "PreToolUse": [{"hooks": [{"type": "command",
+                    "command": "printf 'cat: /tmp/\\033[2J\\033[31mx: Permission denied\\n' >&2; exit 1"}]}]
+            }})
             .to_string(),
         ),
         (
@@ -855,6 +860,30 @@ fn refusals_are_explained_where_they_happen_and_listed_by_plugin_details() {
     assert!(log.is_file());
     let data = w.data_dir_path("deploy-keys");
     assert!(!log.starts_with(&data));
+    // What a plugin prints is its own to make up, but never reaches the terminal raw.
+    let out = w.warden(
+        &["hook", "PreToolUse"],
+        &w.payload(
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "toolu_1"}),
+        ),
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("Permission denied"),
+        "{}",
+        text(&out)
+    );
+    let shown = details(&w, "deploy-keys");
+    assert!(shown.contains("Recent refusals (3)"), "{shown}");
+    assert!(
+        shown.contains("reading /tmp/\\u{1b}[2J\\u{1b}[31mx;"),
+        "{shown:?}"
+    );
+    assert!(
+        !shown.chars().any(|c| c.is_control() && c != '\n'),
+        "{shown:?}"
+    );
+
     // Other plugins list none of them.
     w.install_all();
     assert!(details(&w, "bash-guard").contains("Recent refusals (0)"));

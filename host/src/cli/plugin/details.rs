@@ -244,10 +244,24 @@ impl fmt::Display for Details {
         }
         writeln!(f, "\nRecent refusals ({})", p.refusals.len())?;
         for r in &p.refusals {
-            writeln!(f, "  {} {}", r.at, r.message)?;
+            writeln!(f, "  {} {}", printable(&r.at), printable(&r.message))?;
         }
         Ok(())
     }
+}
+
+/// `s` with control characters escaped (`\u{1b}`): a refusal's path is what the plugin's
+/// program printed, and must not drive the terminal.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_debug().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn short(digest: &str) -> &str {
