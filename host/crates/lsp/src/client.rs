@@ -473,7 +473,10 @@ impl Client {
         use lsp_types::*;
         let uri = file_uri(folder);
         InitializeParams {
-            process_id: Some(std::process::id()),
+            // A confined server lives in a PID namespace of its own, where Warden's pid names
+            // another process or none: servers that watch their parent (pyright) would exit.
+            // The client ends them itself.
+            process_id: None,
             root_uri: uri.clone(),
             root_path: Some(folder.display().to_string()),
             initialization_options: self.config.initialization_options.clone(),
