@@ -1,6 +1,6 @@
 //! The OS confinement of every program a plugin or a project starts: command hooks (from
-//! plugins, and from project, local, user, managed and `--settings` files) and stdio MCP
-//! servers of plugins and of a project's `.mcp.json`.
+//! plugins, and from project, local, user, managed and `--settings` files), stdio MCP
+//! servers of plugins and of a project's `.mcp.json`, and plugins' language servers.
 //!
 //! | who started it | reads | writes | network |
 //! |---|---|---|---|
