@@ -1789,6 +1789,10 @@ fn parts_warden_does_not_act_on_are_named_once_at_install_and_in_details() {
     assert!(!err.contains("lspServers"), "{}", show(&o));
 
     let out = home.ok(&work, &["plugin", "details", "hello"]);
+    assert!(
+        out.contains("language servers: plugin:hello:rust (.rs rust)"),
+        "{out}"
+    );
     for l in lines {
         assert_eq!(
             out.matches(&format!("warning: {l}")).count(),
