@@ -148,16 +148,8 @@ pub(super) fn launched_files(session: &Session, home: Option<&Path>) -> Vec<Path
     }
     let mut servers =
         warden_config::mcp::McpServers::load(&session.cwd, &session.home, &session.settings);
-    for p in &session.plugins {
-        servers.add_plugin_servers(
-            warden_config::mcp::PluginServer {
-                plugin_id: p.id.clone(),
-                plugin_name: p.plugin.name.clone(),
-                root: p.plugin.root.clone(),
-                data_dir: p.data_dir.clone(),
-            },
-            &p.plugin.mcp_servers,
-        );
+    for (plugin, declared) in session.plugin_mcp_servers() {
+        servers.add_plugin_servers(plugin, declared);
     }
     for s in servers
         .servers

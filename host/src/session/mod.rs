@@ -474,19 +474,13 @@ impl Session {
     /// enabled plugins' servers), read once; each connects on first use.
     pub fn mcp(&self) -> &McpHub {
         self.mcp.get_or_init(|| {
-            let plugins = self.plugins.iter().map(|p| {
-                (
-                    warden_config::mcp::PluginServer {
-                        plugin_id: p.id.clone(),
-                        plugin_name: p.plugin.name.clone(),
-                        root: p.plugin.root.clone(),
-                        data_dir: p.data_dir.clone(),
-                    },
-                    &p.plugin.mcp_servers,
-                )
-            });
-            McpHub::load(&self.cwd, &self.home, &self.settings, plugins)
-                .confined_by(self.process_profiles().clone())
+            McpHub::load(
+                &self.cwd,
+                &self.home,
+                &self.settings,
+                self.plugin_mcp_servers(),
+            )
+            .confined_by(self.process_profiles().clone())
         })
     }
 
@@ -569,6 +563,28 @@ impl Session {
 }
 
 impl Session {
+    /// Each enabled plugin's MCP servers, with the plugin they come from.
+    pub(crate) fn plugin_mcp_servers(
+        &self,
+    ) -> impl Iterator<
+        Item = (
+            warden_config::mcp::PluginServer,
+            &serde_json::Map<String, serde_json::Value>,
+        ),
+    > {
+        self.plugins.iter().map(|p| {
+            (
+                warden_config::mcp::PluginServer {
+                    plugin_id: p.id.clone(),
+                    plugin_name: p.plugin.name.clone(),
+                    root: p.plugin.root.clone(),
+                    data_dir: p.data_dir.clone(),
+                },
+                &p.plugin.mcp_servers,
+            )
+        })
+    }
+
     /// What a guest call sees of the session: `cwd`, the grant's environment, `policy`, and
     /// how the programs it starts are confined.
     pub fn call_context(
