@@ -284,6 +284,18 @@ pub async fn run(
         }
         Operation::WorkspaceSymbol => {
             let query = input.query.clone().unwrap_or_default();
+            // Servers answer `workspace/symbol` from what they have indexed so far, without
+            // waiting: pyright answers nothing until it has loaded its workspace, clangd
+            // nothing until it has parsed the open file. A document request waits for both,
+            // so one on the file first makes the answer the same on a cold server as on a
+            // warm one. Its own answer (or refusal) does not matter.
+            let _ = client
+                .request::<DocumentSymbolRequest>(lsp_types::DocumentSymbolParams {
+                    text_document: TextDocumentIdentifier { uri: uri.clone() },
+                    work_done_progress_params: Default::default(),
+                    partial_result_params: Default::default(),
+                })
+                .await;
             let found = client
                 .request::<WorkspaceSymbolRequest>(lsp_types::WorkspaceSymbolParams {
                     query: query.clone(),
