@@ -3,7 +3,8 @@
 //! What a session started in DIR would have in context once the touched files were read: memory
 //! files in load order with their `InstructionsLoaded` `load_reason`, rules (loaded or waiting for
 //! a matching file), the skill listing exactly as given to the model, every skill, command and
-//! agent under its (namespaced) name, every warning, and which files of Claude Code's own user
+//! agent under its (namespaced) name, the MCP servers, the plugins' language servers with the
+//! extensions they serve, every warning, and which files of Claude Code's own user
 //! directory were read (or why none were: `claudeConfig` in the JSON). Like a session, it fires
 //! the `InstructionsLoaded` hooks once per loaded file (`--no-hooks` skips them). Exit 0; exit 2
 //! only for unusable input.
@@ -102,6 +103,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|s| super::mcp::describe(&s.entry))
         .collect();
+    // Language servers, as configured: listing them starts none.
+    let lsp_servers = super::lsp::rows(&session);
     for p in session.mcp().problems() {
         ctx.warnings
             .push(Warning::new(std::path::Path::new("MCP"), p.clone()));
@@ -123,6 +126,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 serde_json::to_value(&firings)?,
             );
             m.insert("mcpServers".into(), serde_json::Value::Array(servers));
+            let lsp: Vec<serde_json::Value> = lsp_servers
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "id": r["id"],
+                        "command": r["command"],
+                        "extensions": r["extensions"],
+                        "error": r["error"],
+                    })
+                })
+                .collect();
+            m.insert("lspServers".into(), serde_json::Value::Array(lsp));
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
@@ -130,6 +145,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = writeln!(out, "\nMCP servers ({}):", servers.len());
         for s in &servers {
             let _ = writeln!(out, "  {}", super::mcp::describe_line(s));
+        }
+        let _ = writeln!(out, "\nLSP servers ({}):", lsp_servers.len());
+        for r in &lsp_servers {
+            let id = r["id"].as_str().unwrap_or("");
+            match r["error"].as_str() {
+                Some(e) => {
+                    let _ = writeln!(out, "  {id}: invalid: {e}");
+                }
+                None => {
+                    let _ = writeln!(out, "  {id}: {}", super::lsp::extensions_text(r));
+                }
+            }
         }
         print!("{out}");
     }

@@ -85,8 +85,24 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
         Ok(s) => s,
         Err(code) => return Ok(code),
     };
-    let lsp = session.lsp();
-    let rows: Vec<Value> = lsp
+    let rows = rows(&session);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else if rows.is_empty() {
+        println!("No language servers configured (plugins declare them in .lsp.json).");
+    } else {
+        for r in &rows {
+            print!("{}", row_text(r));
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Every configured server as `{id, command, extensions: [{extension, language}], status,
+/// error}`; listing starts none.
+pub(super) fn rows(session: &Session) -> Vec<Value> {
+    session
+        .lsp()
         .list()
         .into_iter()
         .map(|(spec, status)| {
@@ -112,42 +128,43 @@ fn list(args: ListArgs) -> anyhow::Result<ExitCode> {
                 "error": error,
             })
         })
-        .collect();
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
-    } else if rows.is_empty() {
-        println!("No language servers configured (plugins declare them in .lsp.json).");
-    } else {
-        for r in &rows {
-            let exts: Vec<String> = r["extensions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .map(|e| {
-                    format!(
-                        "{} ({})",
-                        e["extension"].as_str().unwrap_or(""),
-                        e["language"].as_str().unwrap_or("")
-                    )
-                })
-                .collect();
-            println!(
-                "{}: {}",
-                r["id"].as_str().unwrap_or(""),
-                r["status"].as_str().unwrap_or("")
-            );
-            if !exts.is_empty() {
-                println!("  extensions: {}", exts.join(", "));
-            }
-            if let Some(c) = r["command"].as_str() {
-                println!("  command: {c}");
-            }
-            if let Some(e) = r["error"].as_str() {
-                println!("  error: {e}");
-            }
-        }
+        .collect()
+}
+
+/// The extensions of a row of [`rows`], as `.py (python), .pyi (python)`.
+pub(super) fn extensions_text(row: &Value) -> String {
+    row["extensions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|e| {
+            format!(
+                "{} ({})",
+                e["extension"].as_str().unwrap_or(""),
+                e["language"].as_str().unwrap_or("")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn row_text(r: &Value) -> String {
+    let mut out = format!(
+        "{}: {}\n",
+        r["id"].as_str().unwrap_or(""),
+        r["status"].as_str().unwrap_or("")
+    );
+    let exts = extensions_text(r);
+    if !exts.is_empty() {
+        out.push_str(&format!("  extensions: {exts}\n"));
     }
-    Ok(ExitCode::SUCCESS)
+    if let Some(c) = r["command"].as_str() {
+        out.push_str(&format!("  command: {c}\n"));
+    }
+    if let Some(e) = r["error"].as_str() {
+        out.push_str(&format!("  error: {e}\n"));
+    }
+    out
 }
 
 fn diagnostics(args: DiagnosticsArgs) -> anyhow::Result<ExitCode> {
