@@ -10,50 +10,11 @@ mod peers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
 /// The tests take turns: each starts servers, and two cores are all CI has.
 static PYRIGHT_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The pinned pyright (npm `pyright`).
-const PYRIGHT: &str = "1.1.414";
-
-/// `node_modules/pyright/langserver.index.js`, installed on first use.
-fn pyright() -> PathBuf {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = peers::install_dir().join("pyright");
-        let marker = peers::install_dir().join("pyright.installed");
-        let lock = std::fs::File::create(peers::install_dir().join("pyright.lock")).expect("lock");
-        lock.lock().expect("lock the pyright dir");
-        let entry = dir.join("node_modules/pyright/langserver.index.js");
-        if entry.is_file() && std::fs::read_to_string(&marker).is_ok_and(|m| m == PYRIGHT) {
-            return dir;
-        }
-        let _ = std::fs::remove_file(&marker);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("mkdir pyright");
-        let manifest = json!({"name": "warden-lsp-peers", "private": true,
-            "dependencies": {"pyright": PYRIGHT}});
-        std::fs::write(dir.join("package.json"), manifest.to_string()).expect("package.json");
-        let out = Command::new(peers::npm())
-            .args(["install", "--no-audit", "--no-fund"])
-            .current_dir(&dir)
-            .output()
-            .expect("run npm");
-        assert!(
-            out.status.success(),
-            "npm install pyright@{PYRIGHT} failed (the LSP tests need the npm registry once):\n{}",
-            peers::text(&out)
-        );
-        assert!(entry.is_file(), "{} after npm install", entry.display());
-        std::fs::write(&marker, PYRIGHT).expect("marker");
-        dir
-    })
-    .join("node_modules/pyright/langserver.index.js")
-}
 
 struct Project {
     _t: tempfile::TempDir,
@@ -131,15 +92,14 @@ impl Project {
 fn pyright_config() -> Value {
     json!({"python": {
         "command": peers::node().display().to_string(),
-        "args": [pyright().display().to_string(), "--stdio"],
+        "args": [peers::pyright().display().to_string(), "--stdio"],
         "extensionToLanguage": {".py": "python", ".pyi": "python"},
         "settings": {"python": {"analysis": {"typeCheckingMode": "basic"}}}
     }})
 }
 
 const LIB: &str = "def greet(name: str) -> str:\n    return \"hello \" + name\n";
-const MAIN: &str =
-    "from lib import greet\n\nmessage: int = greet(\"world\")\nprint(greet(\"again\"))\n";
+const MAIN: &str = "from lib import greet\n\nmessage: int = greet(\"world\")\nprint(greet(\"again\"))\n\n\ndef shout(name: str) -> str:\n    return greet(name).upper()\n\n\ndef main() -> None:\n    print(shout(\"world\"))\n";
 
 #[test]
 fn pyright_diagnostics_list_and_the_lsp_tool_on_a_real_server() {
@@ -203,6 +163,38 @@ fn pyright_diagnostics_list_and_the_lsp_tool_on_a_real_server() {
         text.contains("lib.py:1:5") && text.contains("main.py:4:7"),
         "{refs:#}"
     );
+
+    // pyright answers `workspace/symbol` from the files of its workspace, lib.py unopened,
+    // once it has loaded them: on this cold server the answer must not be empty.
+    let found = p.lsp(json!({"operation": "workspaceSymbol", "filePath": "main.py", "line": 1, "character": 1, "query": "greet"}));
+    assert_eq!(
+        found["result"], "Found 1 symbol matching `greet`:\n  greet (Function) - lib.py:1:5",
+        "{found:#}"
+    );
+    assert_eq!(found["fileCount"], 1);
+
+    // `shout` (main.py:7:5) calls greet and is called by main.
+    let item = p.lsp(at("prepareCallHierarchy", "main.py", 7, 5));
+    assert_eq!(
+        item["result"], "Call hierarchy item:\n  shout (Function) - main.py:7:5",
+        "{item:#}"
+    );
+    let incoming = p.lsp(at("incomingCalls", "main.py", 7, 5));
+    assert_eq!(
+        incoming["result"],
+        "Found 1 incoming call to `shout`:\n  main (Function) - main.py:11:5 [calls at 12:11]",
+        "{incoming:#}"
+    );
+    let outgoing = p.lsp(at("outgoingCalls", "main.py", 7, 5));
+    let text = outgoing["result"].as_str().unwrap_or("");
+    assert!(
+        text.contains("\n  greet (Function) - lib.py:1:5 [called at 8:12]"),
+        "{outgoing:#}"
+    );
+    assert_eq!(
+        p.lsp(at("outgoingCalls", "main.py", 1, 1))["result"],
+        "No call hierarchy item at this position.",
+    );
 }
 
 #[test]
@@ -233,6 +225,254 @@ fn a_write_through_the_session_gets_the_new_diagnostics_of_its_file() {
     assert!(!out.contains("new-diagnostics"), "{out}");
     let out = write("notes.txt", "hello\n");
     assert!(!out.contains("new-diagnostics"), "{out}");
+}
+
+fn clangd_config() -> Value {
+    json!({"cpp": {
+        "command": peers::clangd().display().to_string(),
+        "extensionToLanguage": {".cpp": "cpp", ".h": "cpp"}
+    }})
+}
+
+const SHAPES_H: &str = "struct Shape {\n  virtual ~Shape() = default;\n  virtual double area() const = 0;\n};\nstruct Square : Shape {\n  explicit Square(double s) : side(s) {}\n  double area() const override;\n  double side;\n};\n";
+const MAIN_CPP: &str = "#include \"shapes.h\"\n\ndouble Square::area() const { return side * side; }\n\ndouble total(const Shape &a, const Shape &b) { return a.area() + b.area(); }\n\nint main() {\n  Square s(2.0);\n  return static_cast<int>(total(s, s));\n}\n";
+
+/// A C++ project for clangd: a virtual method with an override, and `total` between `main`
+/// and the method it calls.
+fn cpp_project() -> Project {
+    let p = Project::new(clangd_config());
+    p.write("shapes.h", SHAPES_H);
+    p.write("main.cpp", MAIN_CPP);
+    p
+}
+
+#[test]
+fn the_nine_operations_on_clangd() {
+    let _turn = PYRIGHT_TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let p = cpp_project();
+    let at = |op: &str, line: u32, character: u32| {
+        let out = p.lsp(json!({"operation": op, "filePath": "main.cpp", "line": line, "character": character, "query": "total"}));
+        assert_eq!(out["operation"], op, "{out:#}");
+        assert_eq!(out["filePath"], "main.cpp", "{out:#}");
+        out["result"].as_str().unwrap_or("").to_string()
+    };
+    // `total(s, s)` in main, `total`'s own name, and `a.area()` in it.
+    let (call, total, area) = ((9, 27), (5, 8), (5, 57));
+    assert_eq!(
+        at("goToDefinition", call.0, call.1),
+        "Defined in main.cpp:5:8"
+    );
+    // The pure virtual Shape::area is implemented by Square::area, defined in main.cpp.
+    assert_eq!(
+        at("goToImplementation", area.0, area.1),
+        "Implemented in main.cpp:3:16"
+    );
+    assert_eq!(
+        at("findReferences", total.0, total.1),
+        "Found 2 references across 1 file:\n  main.cpp:5:8\n  main.cpp:9:27"
+    );
+    let hover = at("hover", total.0, total.1);
+    assert!(
+        hover.starts_with("Hover at 5:8:\n")
+            && hover.contains("double total(const Shape &a, const Shape &b)"),
+        "{hover}"
+    );
+    assert_eq!(
+        at("documentSymbol", 1, 1),
+        "Document symbols:\nSquare::area (Method) - line 3\ntotal (Function) - line 5\nmain (Function) - line 7"
+    );
+    // clangd answers from its index of the open file, built after parsing it.
+    assert_eq!(
+        at("workspaceSymbol", 1, 1),
+        "Found 1 symbol matching `total`:\n  total (Function) - main.cpp:5:8"
+    );
+    assert_eq!(
+        at("prepareCallHierarchy", total.0, total.1),
+        "Call hierarchy item:\n  total (Function) - main.cpp:5:8"
+    );
+    assert_eq!(
+        at("incomingCalls", total.0, total.1),
+        "Found 1 incoming call to `total`:\n  main (Function) - main.cpp:7:5 [calls at 9:27]"
+    );
+    assert_eq!(
+        at("outgoingCalls", total.0, total.1),
+        "Found 1 outgoing call from `total`:\n  area (Method) - shapes.h:3:18 [called at 5:57, 5:68]"
+    );
+
+    // clangd's diagnostics, as `warden lsp diagnostics` prints them.
+    p.write("bad.cpp", "int f() { return undefined_name; }\n");
+    let o = p.run(&["lsp", "diagnostics", "bad.cpp", "main.cpp"]);
+    assert_eq!(o.status.code(), Some(1), "{}", peers::text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "bad.cpp:1:18 error Use of undeclared identifier 'undefined_name' [clang]\n",
+        "{}",
+        peers::text(&o)
+    );
+}
+
+#[test]
+fn warden_context_lists_the_language_servers_and_their_extensions() {
+    let _turn = PYRIGHT_TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let p = Project::new(json!({
+        "cpp": {"command": "clangd", "extensionToLanguage": {".cpp": "cpp", ".h": "cpp"}},
+        "python": {"command": "pyright-langserver", "args": ["--stdio"], "extensionToLanguage": {".py": "python"}}
+    }));
+    let o = p.run(&["context", "--no-hooks"]);
+    assert!(o.status.success(), "{}", peers::text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains(
+            "\nLSP servers (2):\n  plugin:langs:cpp: .cpp (cpp), .h (cpp)\n  plugin:langs:python: .py (python)\n"
+        ),
+        "{out}"
+    );
+    let o = p.run(&["context", "--no-hooks", "--json"]);
+    assert!(o.status.success(), "{}", peers::text(&o));
+    let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(
+        v["lspServers"],
+        json!([
+            {"id": "plugin:langs:cpp", "command": "clangd", "error": null, "extensions": [
+                {"extension": ".cpp", "language": "cpp"}, {"extension": ".h", "language": "cpp"}]},
+            {"id": "plugin:langs:python", "command": "pyright-langserver", "error": null,
+                "extensions": [{"extension": ".py", "language": "python"}]}
+        ]),
+        "{:#}",
+        v["lspServers"]
+    );
+}
+
+/// `warden mcp serve` over stdio, one JSON-RPC message a line.
+struct McpServe {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl McpServe {
+    fn start(p: &Project) -> McpServe {
+        use std::process::Stdio;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["mcp", "serve", "--cwd"])
+            .arg(&p.dir)
+            .arg("--plugin-dir")
+            .arg(&p.plugin)
+            .env("WARDEN_NO_CLAUDE_CONFIG", "1")
+            .env("WARDEN_HOME", &p.home)
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("start warden mcp serve");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut s = McpServe {
+            child,
+            stdin,
+            stdout,
+        };
+        s.call(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "lsp-test", "version": "0"}}),
+        );
+        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        s
+    }
+
+    fn send(&mut self, v: &Value) {
+        use std::io::Write;
+        writeln!(self.stdin, "{v}").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
+        use std::io::BufRead;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).expect("read");
+            assert!(
+                n > 0,
+                "warden mcp serve closed its output before answering {method}"
+            );
+            let v: Value = serde_json::from_str(&line).expect("a JSON-RPC line");
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+}
+
+impl Drop for McpServe {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_lsp_tool_is_offered_by_warden_mcp_serve() {
+    let _turn = PYRIGHT_TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let p = cpp_project();
+    p.write(
+        ".claude/settings.json",
+        &json!({"permissions": {"allow": ["LSP"]}}).to_string(),
+    );
+    let mut s = McpServe::start(&p);
+    let list = s.call(1, "tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().expect("tools");
+    let lsp = tools
+        .iter()
+        .find(|t| t["name"] == "LSP")
+        .unwrap_or_else(|| panic!("no LSP tool in {list:#}"));
+    assert_eq!(
+        lsp["inputSchema"]["properties"]["operation"]["enum"]
+            .as_array()
+            .map(Vec::len),
+        Some(9),
+        "{lsp:#}"
+    );
+    let call = s.call(
+        2,
+        "tools/call",
+        json!({"name": "LSP", "arguments": {"operation": "goToDefinition", "filePath": "main.cpp", "line": 9, "character": 27}}),
+    );
+    let r = &call["result"];
+    assert_eq!(r["isError"], false, "{call:#}");
+    assert_eq!(
+        r["content"][0]["text"], "Defined in main.cpp:5:8",
+        "{call:#}"
+    );
+    assert_eq!(
+        r["structuredContent"],
+        json!({"operation": "goToDefinition", "result": "Defined in main.cpp:5:8",
+            "filePath": "main.cpp", "resultCount": 1, "fileCount": 1}),
+        "{call:#}"
+    );
+    // The server is the session's: a second call reuses it.
+    let call = s.call(
+        3,
+        "tools/call",
+        json!({"name": "LSP", "arguments": {"operation": "findReferences", "filePath": "main.cpp", "line": 5, "character": 8}}),
+    );
+    assert_eq!(
+        call["result"]["structuredContent"]["resultCount"], 2,
+        "{call:#}"
+    );
+    // A project without language servers offers no LSP tool.
+    let bare = Project::new(json!({}));
+    let mut s = McpServe::start(&bare);
+    let list = s.call(1, "tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(!names.is_empty() && !names.contains(&"LSP"), "{names:?}");
 }
 
 fn toy_config(plugin_script: &str, extra: &[&str]) -> Value {

