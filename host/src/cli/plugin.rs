@@ -728,7 +728,7 @@ fn print_installed(json: bool, r: &warden_plugins::InstallReport) {
 /// interpreter-based guests). A component that fails to compile is reported; the install
 /// stands, and the component will be refused with the same error when it is used.
 fn precompile(json: bool, r: &warden_plugins::InstallReport) {
-    use warden::runtime::{DigestPin, Grant, Runtime, RuntimeError, World};
+    use warden::runtime::{DigestPin, Grant, Runtime, RuntimeError};
     let Ok(plugin) = warden_plugins::load_plugin(&r.install_path) else {
         return;
     };
@@ -752,12 +752,13 @@ fn precompile(json: bool, r: &warden_plugins::InstallReport) {
     );
     for (name, component) in &section.components {
         bar.set_message(format!("Compiling {} ({name})", r.plugin_id));
-        let world = match component.world {
-            warden_plugins::World::Hook => World::Hook,
-            warden_plugins::World::Tool => World::Tool,
-        };
         // Only compilation matters here; the grant is checked when the component is used.
-        match runtime.load_file(&component.path, world, &Grant::default(), DigestPin::None) {
+        match runtime.load_file(
+            &component.path,
+            component.world,
+            &Grant::default(),
+            DigestPin::None,
+        ) {
             Err(e @ (RuntimeError::Compile { .. } | RuntimeError::Read { .. })) if !json => {
                 eprintln!("warning: component `{name}` of {}: {e}", r.plugin_id)
             }

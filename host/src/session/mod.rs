@@ -36,12 +36,12 @@ use warden_config::{ClaudeConfig, Home, LoadOptions, Scope, Settings};
 use warden_hooks::{DispatchOptions, HookConfig, HookConfigBuilder, PluginContext};
 use warden_permissions::{Mode, Permissions, PermissionsError};
 use warden_plugins::{LoadedPlugin, PluginManager};
+use warden_vocab::GrantRoots;
 
 use crate::capability::{AskAt, PermissionPolicy};
 use crate::mcp::McpHub;
 use crate::runtime::{
-    ComponentCache, FsGrant, Grant, Policy, ProcessConfinement, Runtime, RuntimeConfig,
-    RuntimeError,
+    ComponentCache, Grant, Policy, ProcessConfinement, Runtime, RuntimeConfig, RuntimeError,
 };
 
 pub use hooks::{McpHookRunner, WasmRunner};
@@ -509,7 +509,7 @@ impl Session {
         {
             let _ = create_private_dir(&p.data_dir);
         }
-        to_runtime_grant(caps, &p.plugin.root, &p.data_dir, &self.cwd)
+        resolve_grant(caps, &p.plugin.root, &p.data_dir, &self.cwd)
     }
 
     /// The data directory of `plugin_id`, canonical, when `grant` gives the component a path
@@ -810,37 +810,20 @@ fn read_manifest(root: &Path) -> Option<Value> {
     serde_json::from_str(&text).ok()
 }
 
-/// Converts a plugin grant to the runtime's form, expanding the path variables.
-pub fn to_runtime_grant(
+/// `caps` resolved against a plugin's directories, the project and this process's `$HOME`.
+fn resolve_grant(
     caps: &warden_plugins::capability::Capabilities,
     plugin_root: &Path,
     data_dir: &Path,
     project: &Path,
 ) -> Grant {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let expand = |p: &str| -> PathBuf {
-        let p = p
-            .replace("${CLAUDE_PLUGIN_ROOT}", &plugin_root.display().to_string())
-            .replace("${CLAUDE_PLUGIN_DATA}", &data_dir.display().to_string())
-            .replace("${CLAUDE_PROJECT_DIR}", &project.display().to_string());
-        match (p.strip_prefix("~/"), &home) {
-            (Some(rest), Some(h)) => h.join(rest),
-            _ => project.join(p),
-        }
-    };
-    Grant {
-        fs: caps
-            .fs
-            .iter()
-            .map(|f| FsGrant {
-                path: expand(&f.path),
-                write: matches!(f.access, warden_plugins::capability::FsAccess::Write),
-            })
-            .collect(),
-        net: caps.net.clone(),
-        env: caps.env.clone(),
-        exec: caps.exec.clone(),
-    }
+    let home = warden_vocab::home_dir();
+    caps.resolve(&GrantRoots {
+        plugin_root,
+        data_dir,
+        project,
+        home: home.as_deref(),
+    })
 }
 
 /// The session's rules as a [`Policy`], compiled on the first capability check.

@@ -191,7 +191,7 @@ impl ProcessProfiles {
                 }
                 Some((
                     p.id.clone(),
-                    super::to_runtime_grant(caps, &p.plugin.root, &p.data_dir, &session.cwd),
+                    super::resolve_grant(caps, &p.plugin.root, &p.data_dir, &session.cwd),
                 ))
             })
             .collect();

@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Map, Value};
 use warden_config::{Scope, Settings};
 
-use crate::event::Event;
 use crate::handler::{Handler, HandlerKind, ParseCtx, parse_handler};
 use crate::matcher::Matcher;
+use warden_vocab::Event;
 
 /// A plugin whose hooks are being registered.
 #[derive(Debug, Clone, PartialEq)]

@@ -16,15 +16,15 @@ use tokio::sync::Notify;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::config::{HookConfig, HookSource, RegisteredHook};
-use crate::event::Event;
 use crate::exec::{
     McpToolCall, McpToolRunner, ProcessConfiner, ProcessSpec, RawOutcome, WasmHookCall,
     WasmHookRunner, interpolate_header, mcp_raw_outcome, run_http, run_process, substitute_input,
 };
-use crate::handler::{CommandHandler, HandlerKind, HandlerType, Shell};
+use crate::handler::{CommandHandler, HandlerKind, Shell};
 use crate::merge::{MergedResult, merge_iter};
 use crate::model::{ModelHookCall, ModelHookRunner, answer_outcome, build_prompt, instructions};
 use crate::output::{Classified, Outcome, cap_text, classify_http, classify_owned};
+use warden_vocab::{Event, HandlerType};
 
 /// Default Stop / SubagentStop loop cap (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`).
 pub const DEFAULT_STOP_BLOCK_CAP: u32 = 8;

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
-use crate::event::Event;
+use warden_vocab::Event;
 
 /// Most bytes kept from one output stream; the rest is read and discarded so a chatty hook
 /// never blocks on a full pipe nor grows the host's memory without bound.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::event::Event;
+use warden_vocab::{Event, HandlerType};
 
 /// A timeout at or above this many seconds is almost certainly milliseconds written by mistake.
 ///
@@ -18,82 +18,6 @@ pub const MILLISECOND_TIMEOUT_THRESHOLD: f64 = 1000.0;
 /// Longest timeout honoured; larger values (and `Infinity`-like numbers) are clamped so that
 /// `Duration` arithmetic cannot overflow.
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(7 * 24 * 3600);
-
-/// The `type` of a handler.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum HandlerType {
-    /// `"command"`: a process.
-    Command,
-    /// `"http"`: a POST request.
-    Http,
-    /// `"mcp_tool"`: a tool call on a connected MCP server.
-    McpTool,
-    /// `"prompt"`: a single model call.
-    Prompt,
-    /// `"agent"`: a subagent.
-    Agent,
-    /// `"wasm"`: a Warden component (only from the `warden` section of `plugin.json`).
-    Wasm,
-}
-
-impl HandlerType {
-    /// The name used in the `type` field.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HandlerType::Command => "command",
-            HandlerType::Http => "http",
-            HandlerType::McpTool => "mcp_tool",
-            HandlerType::Prompt => "prompt",
-            HandlerType::Agent => "agent",
-            HandlerType::Wasm => "wasm",
-        }
-    }
-
-    /// Default timeout for this type on `event` (spec 1.6). WASM handlers get the command
-    /// defaults because they stand in for command hooks.
-    pub fn default_timeout(self, event: Event) -> Duration {
-        match self {
-            HandlerType::Prompt => Duration::from_secs(30),
-            HandlerType::Agent => Duration::from_secs(60),
-            _ => match event {
-                Event::UserPromptSubmit | Event::PreModelSwitch | Event::PostModelSwitch => {
-                    Duration::from_secs(30)
-                }
-                Event::MessageDisplay => Duration::from_secs(10),
-                _ => Duration::from_secs(600),
-            },
-        }
-    }
-}
-
-impl Event {
-    /// Whether handlers of `ty` may be attached to this event (spec 1.6). WASM handlers are
-    /// accepted wherever command handlers are, since they stand in for them.
-    pub fn supports(self, ty: HandlerType) -> bool {
-        use HandlerType as T;
-        let all_five = matches!(
-            self,
-            Event::PermissionDenied
-                | Event::PermissionRequest
-                | Event::PostToolBatch
-                | Event::PostToolUse
-                | Event::PostToolUseFailure
-                | Event::PreToolUse
-                | Event::Stop
-                | Event::SubagentStop
-                | Event::TaskCompleted
-                | Event::TaskCreated
-                | Event::TeammateIdle
-                | Event::UserPromptExpansion
-                | Event::UserPromptSubmit
-        );
-        match ty {
-            T::Command | T::McpTool | T::Wasm => true,
-            T::Http => !matches!(self, Event::SessionStart | Event::Setup),
-            T::Prompt | T::Agent => all_five,
-        }
-    }
-}
 
 /// `onFailure` of handlers (spec 1.11).
 ///

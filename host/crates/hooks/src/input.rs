@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::event::Event;
+use warden_vocab::Event;
 
 /// `effort` of tool-context events.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -437,7 +437,7 @@ pub enum InputError {
     NoEventName,
     /// Unknown event.
     #[error(transparent)]
-    UnknownEvent(#[from] crate::event::UnknownEvent),
+    UnknownEvent(#[from] warden_vocab::UnknownEvent),
     /// Fields of the wrong type or missing.
     #[error("hook input for {event}: {source}")]
     Fields {

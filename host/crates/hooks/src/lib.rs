@@ -58,7 +58,6 @@
 
 mod config;
 mod dispatch;
-mod event;
 mod exec;
 mod handler;
 mod input;
@@ -76,14 +75,13 @@ pub use dispatch::{
     AsyncHookReport, DEFAULT_STOP_BLOCK_CAP, DispatchOptions, DispatchResult, HandlerReport,
     SESSION_END_BASE_BUDGET, SESSION_END_MAX_BUDGET, dispatch,
 };
-pub use event::{Event, UnknownEvent};
 pub use exec::{
     ConfinedProcess, MAX_CAPTURE_BYTES, McpToolCall, McpToolReply, McpToolRunner, PIPE_GRACE,
     ProcessConfiner, RawOutcome, WasmHookCall, WasmHookRunner,
 };
 pub use handler::{
-    CommandHandler, Handler, HandlerKind, HandlerType, HttpHandler, MAX_TIMEOUT,
-    MILLISECOND_TIMEOUT_THRESHOLD, McpToolHandler, ModelHandler, OnFailure, Shell, WasmHandler,
+    CommandHandler, Handler, HandlerKind, HttpHandler, MAX_TIMEOUT, MILLISECOND_TIMEOUT_THRESHOLD,
+    McpToolHandler, ModelHandler, OnFailure, Shell, WasmHandler,
 };
 pub use input::{
     CommonFields, ConfigChange, CwdChanged, DirectoryAdded, Effort, Elicitation, ElicitationResult,
@@ -102,3 +100,4 @@ pub use output::{
 pub use typed_result::{CcOutput, TypedHookResult};
 /// The decision vocabulary hooks share with the permission rules (see [`warden_permissions`]).
 pub use warden_permissions::{Decision, HookVerdict};
+pub use warden_vocab::{Event, HandlerType, UnknownEvent, UnknownHandlerType};

@@ -6,8 +6,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 use warden_permissions::{Decision, HookVerdict};
 
-use crate::event::Event;
 use crate::output::{Classified, Outcome, cap_text};
+use warden_vocab::Event;
 
 /// Reads a PreToolUse decision as hooks write it: Claude Code's words, plus the deprecated
 /// top-level `approve` (allow) and `block` (deny).

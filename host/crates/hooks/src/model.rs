@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::event::Event;
 use crate::exec::RawOutcome;
-use crate::handler::HandlerType;
 use crate::output::cap_text;
+use warden_vocab::Event;
+use warden_vocab::HandlerType;
 
 /// How a prompt handler's model must answer. The handler's own prompt says what to check; this
 /// says how to answer, so that hook authors need not repeat the schema in every prompt.

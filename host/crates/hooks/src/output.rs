@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
-use crate::event::Event;
 use crate::exec::{HttpOutcome, RawOutcome};
 use crate::handler::OnFailure;
+use warden_vocab::Event;
 
 /// Cap on hook output strings (`additionalContext`, `systemMessage`, plain stdout), in characters.
 pub const MAX_OUTPUT_CHARS: usize = 10_000;

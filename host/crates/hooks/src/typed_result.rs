@@ -6,7 +6,7 @@
 //! Code itself) treats them alike.
 
 use serde_json::{Map, Value, json};
-use warden_runtime::{Decision, HookResult};
+use warden_vocab::{HookDecision as Decision, HookResult};
 
 /// Events whose hooks block with a top-level `"decision": "block"`.
 const TOP_LEVEL_BLOCK: &[&str] = &[

@@ -1,5 +1,8 @@
 //! Capability requests and grants: the types the host builds each WASM sandbox from.
 //!
+//! The words ([`Capabilities`]) are the vocabulary crate's; this module keeps what the plugin
+//! store records about them.
+//!
 //! A plugin's `warden.components.<name>.capabilities` is a *request*. At install the user sees
 //! the request and consents; what they consented to is a [`Grant`], stored per plugin id and
 //! tree digest in `$WARDEN_HOME/plugins/grants.json`. The runtime only ever builds a sandbox
@@ -10,111 +13,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// Access to one filesystem path. `write` implies `read`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum FsAccess {
-    /// Read only.
-    Read,
-    /// Read and write.
-    Write,
-}
-
-/// One filesystem capability: a path (may start with `${CLAUDE_PLUGIN_ROOT}`,
-/// `${CLAUDE_PLUGIN_DATA}`, `${CLAUDE_PROJECT_DIR}` or `~`, else absolute or project-relative)
-/// and the access level.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct FsCapability {
-    /// The path.
-    pub path: String,
-    /// The access level.
-    pub access: FsAccess,
-}
-
-/// What one WASM component may do outside its sandbox.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Capabilities {
-    /// Filesystem paths.
-    #[serde(default)]
-    pub fs: Vec<FsCapability>,
-    /// Network origins, `http(s)://host[:port]`.
-    #[serde(default)]
-    pub net: Vec<String>,
-    /// Environment variable names.
-    #[serde(default)]
-    pub env: Vec<String>,
-    /// Executable names.
-    #[serde(default)]
-    pub exec: Vec<String>,
-}
-
-impl Capabilities {
-    /// Whether nothing is requested.
-    pub fn is_empty(&self) -> bool {
-        self.fs.is_empty() && self.net.is_empty() && self.env.is_empty() && self.exec.is_empty()
-    }
-
-    /// Whether `self` allows everything in `other`.
-    pub fn covers(&self, other: &Capabilities) -> bool {
-        other.minus(self).is_empty()
-    }
-
-    /// What `self` asks for that `granted` does not allow.
-    pub fn minus(&self, granted: &Capabilities) -> Capabilities {
-        let fs = self
-            .fs
-            .iter()
-            .filter(|c| {
-                !granted
-                    .fs
-                    .iter()
-                    .any(|g| g.path == c.path && g.access >= c.access)
-            })
-            .cloned()
-            .collect();
-        let diff = |a: &[String], b: &[String]| {
-            a.iter()
-                .filter(|x| !b.contains(x))
-                .cloned()
-                .collect::<Vec<_>>()
-        };
-        Capabilities {
-            fs,
-            net: diff(&self.net, &granted.net),
-            env: diff(&self.env, &granted.env),
-            exec: diff(&self.exec, &granted.exec),
-        }
-    }
-}
-
-impl fmt::Display for Capabilities {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_empty() {
-            return f.write_str("(no capabilities)");
-        }
-        let mut parts = Vec::new();
-        for c in &self.fs {
-            parts.push(format!(
-                "fs {} {}",
-                match c.access {
-                    FsAccess::Read => "read",
-                    FsAccess::Write => "read+write",
-                },
-                c.path
-            ));
-        }
-        parts.extend(self.net.iter().map(|n| {
-            if n == crate::warden::ANY_NETWORK {
-                "network (every host)".to_string()
-            } else {
-                format!("net {n}")
-            }
-        }));
-        parts.extend(self.env.iter().map(|n| format!("env {n}")));
-        parts.extend(self.exec.iter().map(|n| format!("exec {n}")));
-        f.write_str(&parts.join(", "))
-    }
-}
+pub use warden_vocab::{Capabilities, FsAccess, FsCapability};
 
 /// The capabilities a plugin asks for, per WASM component name.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -207,29 +106,4 @@ pub fn format_diff(diff: &BTreeMap<String, Capabilities>) -> String {
         .map(|(n, c)| format!("{}: +{c}", shown_name(n)))
         .collect::<Vec<_>>()
         .join("; ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn minus_and_covers() {
-        let req = Capabilities {
-            fs: vec![FsCapability {
-                path: "/a".into(),
-                access: FsAccess::Write,
-            }],
-            net: vec!["https://x.dev".into()],
-            env: vec!["HOME".into()],
-            exec: vec![],
-        };
-        let mut g = req.clone();
-        assert!(g.covers(&req));
-        g.fs[0].access = FsAccess::Read;
-        let d = req.minus(&g);
-        assert_eq!(d.fs.len(), 1);
-        assert!(d.net.is_empty());
-        assert!(!g.covers(&req));
-    }
 }

@@ -25,7 +25,7 @@ use warden_config::json_type_name;
 
 /// Every hook event name Claude Code knows (the hook engine's list, so the two never drift).
 pub static EVENTS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
-    warden_hooks::Event::ALL
+    warden_vocab::Event::ALL
         .iter()
         .map(|e| e.as_str())
         .collect()
@@ -36,19 +36,12 @@ pub const HANDLER_TYPES: &[&str] = &["command", "http", "mcp_tool", "prompt", "a
 
 /// Whether `event` accepts handlers of `kind` (`wasm` runs wherever `command` does).
 pub fn event_supports(event: &str, kind: &str) -> bool {
-    use warden_hooks::HandlerType as T;
-    let ty = match kind {
-        "command" => T::Command,
-        "http" => T::Http,
-        "mcp_tool" => T::McpTool,
-        "prompt" => T::Prompt,
-        "agent" => T::Agent,
-        "wasm" => T::Wasm,
-        // Unknown types and events are reported elsewhere; do not add a second diagnostic.
-        _ => return true,
+    // Unknown types and events are reported elsewhere; do not add a second diagnostic.
+    let Ok(ty) = kind.parse::<warden_vocab::HandlerType>() else {
+        return true;
     };
     event
-        .parse::<warden_hooks::Event>()
+        .parse::<warden_vocab::Event>()
         .map_or(true, |e| e.supports(ty))
 }
 
@@ -436,7 +429,7 @@ fn check_handler(
     }
     if h.contains_key("if")
         && !event
-            .parse::<warden_hooks::Event>()
+            .parse::<warden_vocab::Event>()
             .is_ok_and(|e| e.is_tool_event())
     {
         diags.push(

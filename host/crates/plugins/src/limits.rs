@@ -5,7 +5,7 @@
 //! `plugin.json` validated and took 313 MB of memory. Settings files have their own limit
 //! ([`warden_config::MAX_SETTINGS_BYTES`]), skill, agent, command and rule files theirs
 //! ([`warden_instructions::frontmatter::MAX_FILE_BYTES`]), and hook output is capped where it
-//! is captured ([`warden_hooks::MAX_CAPTURE_BYTES`]); copied trees are budgeted by [`crate::manager::CopyLimits`].
+//! is captured (the hooks crate's `MAX_CAPTURE_BYTES`); copied trees are budgeted by [`crate::manager::CopyLimits`].
 
 /// `plugin.json`, `hooks/hooks.json`, `.mcp.json`, `.lsp.json`, `monitors.json` and a plugin's
 /// `settings.json`.

@@ -50,19 +50,9 @@ pub const WARDEN_TOML: &str = "warden.toml";
 /// (a component name must start with a letter or digit, so none can take it).
 pub const PROCESSES_GRANT_KEY: &str = "@processes";
 
-/// How a network grant for processes is written in [`Capabilities::net`]: the kernel cannot
-/// limit a program to hosts, so it is every host.
-pub const ANY_NETWORK: &str = "*";
+pub use warden_vocab::ANY_NETWORK;
 
-/// The WIT world a component implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum World {
-    /// `warden:plugin/hook`: exports `handle`.
-    Hook,
-    /// `warden:plugin/tool`: exports `invoke`.
-    Tool,
-}
+pub use warden_vocab::World;
 
 /// One WASM component declared by a plugin.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -105,16 +95,7 @@ impl WardenSection {
             .map(|(n, c)| {
                 let mut decl = Map::new();
                 decl.insert("path".into(), Value::String(c.rel_path.clone()));
-                decl.insert(
-                    "world".into(),
-                    Value::String(
-                        match c.world {
-                            World::Hook => "hook",
-                            World::Tool => "tool",
-                        }
-                        .into(),
-                    ),
-                );
+                decl.insert("world".into(), Value::String(c.world.name().into()));
                 (n.clone(), Value::Object(decl))
             })
             .collect();

@@ -47,7 +47,7 @@ pub mod since_v0_1 {
 
     pub use hook::warden::plugin::{env, exec, fs, http, log, types};
 
-    use crate::hook_result::{Decision, HookResult};
+    use warden_vocab::{HookDecision as Decision, HookResult};
 
     /// The version-neutral form of this version's `hook-result`.
     pub(crate) fn hook_result(r: types::HookResult) -> HookResult {

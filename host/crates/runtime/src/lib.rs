@@ -23,8 +23,6 @@ mod bindings;
 mod cache;
 pub mod capability;
 mod component_cache;
-mod grant;
-mod hook_result;
 mod limits;
 mod sandbox;
 
@@ -41,8 +39,7 @@ pub use bindings::{PACKAGE as WIT_PACKAGE, WitVersion, latest, since_v0_1};
 pub use cache::{CacheOutcome, CompileCache, sha256_hex};
 pub use capability::{EnvGrant, ExecGrant, NetGrant};
 pub use component_cache::ComponentCache;
-pub use grant::{Capability, FsGrant, Grant};
-pub use hook_result::{Decision, HookResult};
+pub use warden_vocab::{Capability, FsGrant, Grant, HookDecision as Decision, HookResult, World};
 pub use limits::Limits;
 pub use sandbox::{
     CallContext, Captured, DeniedPaths, HookCall, LogRecord, Policy, ProcessConfinement, ToolCall,
@@ -67,34 +64,6 @@ pub enum DigestPin<'a> {
     /// (`warden hook-wasm --grant`) or records that do not yet carry a component digest.
     /// Every use should say why the bytes are trusted.
     Unchecked,
-}
-
-/// What a component implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum World {
-    /// `warden:plugin/hook`: exports `handle`.
-    Hook,
-    /// `warden:plugin/tool`: exports `describe` and `invoke`.
-    Tool,
-}
-
-impl World {
-    /// `hook` or `tool`.
-    pub fn name(self) -> &'static str {
-        match self {
-            World::Hook => "hook",
-            World::Tool => "tool",
-        }
-    }
-
-    /// Parses `hook` or `tool`.
-    pub fn parse(s: &str) -> Option<World> {
-        match s {
-            "hook" => Some(World::Hook),
-            "tool" => Some(World::Tool),
-            _ => None,
-        }
-    }
 }
 
 /// Everything that can go wrong loading or calling a component. Each variant names the

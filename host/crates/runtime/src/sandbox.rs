@@ -12,7 +12,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::limits::CallLimiter;
 use super::{Grant, Limits, LoadedComponent, RuntimeConfig, RuntimeError};
-use crate::hook_result::HookResult;
+use warden_vocab::HookResult;
 
 /// The checks a capability makes before touching the real world, beyond the grant itself.
 /// The permission engine implements this so a guest's accesses obey the user's rules; the

@@ -1,6 +1,9 @@
 //! A hook's typed answer: what every `warden:plugin` version's `hook-result` means, in one
-//! version-neutral form. How it reads as Claude Code hook JSON is the hooks crate's business
-//! (`warden_hooks::TypedHookResult`).
+//! version-neutral form. The runtime makes it from a component's answer; how it reads as
+//! Claude Code hook JSON is the hooks crate's business (`warden_hooks::TypedHookResult`).
+//!
+//! Its [`Decision`] is a hook's word, not the permission rules' ([`crate::Decision`]): it can
+//! also say nothing, defer or block, so it is a type of its own.
 
 /// What a hook decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]

@@ -5,9 +5,9 @@ use wasmtime::component::HasSelf;
 
 use super::Provider;
 use crate::bindings::{WitVersion, since_v0_1};
-use crate::grant::Capability;
 use crate::latest::env::Host;
 use crate::sandbox::SandboxState;
+use warden_vocab::Capability;
 
 pub(super) const PROVIDER: Provider = Provider {
     capability: Some(Capability::Env),

@@ -35,10 +35,10 @@ use wasmtime::component::HasSelf;
 
 use super::Provider;
 use crate::bindings::{WitVersion, since_v0_1};
-use crate::grant::{Capability, FsGrant};
 use crate::latest::fs::{DirEntry, ErrorCode, FsError, Host, Kind, Metadata};
 use crate::sandbox::SandboxState;
 use crate::{Grant, Policy};
+use warden_vocab::Capability;
 
 pub(super) const PROVIDER: Provider = Provider {
     capability: Some(Capability::Fs),
@@ -49,15 +49,6 @@ pub(super) const PROVIDER: Provider = Provider {
         }
     },
 };
-
-impl FsGrant {
-    /// Whether this grant covers `path` (absolute) for reading, or for writing if `write`:
-    /// the path, normalised lexically, is the granted directory or below it, and writing
-    /// needs a read-write grant. Symlinks are the resolver's business (see the module docs).
-    pub fn allows(&self, path: &Path, write: bool) -> bool {
-        (!write || self.write) && normalise(path).starts_with(normalise(&self.path))
-    }
-}
 
 /// Largest file `read` returns; bigger files are refused with `too-large`.
 pub const MAX_READ_BYTES: u64 = 16 << 20;
@@ -73,23 +64,9 @@ fn err(code: ErrorCode, message: impl Into<String>) -> FsError {
     }
 }
 
-/// Normalises `path` without touching the file system: `.` dropped, `..` pops a component
-/// (never above the root).
-pub(crate) fn normalise(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::Prefix(p) => out.push(p.as_os_str()),
-            Component::RootDir => out.push("/"),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(n) => out.push(n),
-        }
-    }
-    out
-}
+/// `.` dropped, `..` popping a component, never above the root (the one lexical normalisation
+/// the capability checks use, shared with the grants' own check).
+pub(crate) use warden_vocab::paths::normalise_clamped as normalise;
 
 /// The absolute, lexically normalised form of a guest path, or `invalid-path`.
 pub(crate) fn absolute(cwd: &Path, raw: &str) -> Result<PathBuf, FsError> {
@@ -986,7 +963,7 @@ impl Host for SandboxState {
 mod grant_tests {
     use std::path::{Path, PathBuf};
 
-    use crate::grant::FsGrant;
+    use warden_vocab::FsGrant;
 
     #[test]
     fn allows() {
@@ -1082,8 +1059,8 @@ mod protected_link_tests {
     use std::sync::Arc;
 
     use super::{ErrorCode, Job, write_file};
-    use crate::grant::{FsGrant, Grant};
     use crate::sandbox::UnrestrictedPolicy;
+    use warden_vocab::{FsGrant, Grant};
 
     fn job(root: &std::path::Path, rel: &str, read_only: Vec<PathBuf>) -> Job {
         Job {

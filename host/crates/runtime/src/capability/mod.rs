@@ -30,8 +30,8 @@ pub use http::{MAX_BODY_BYTES, NetGrant};
 pub use policy::{AskAt, PermissionPolicy};
 
 use crate::bindings::{WitVersion, since_v0_1};
-use crate::grant::Capability;
 use crate::sandbox::SandboxState;
+use warden_vocab::Capability;
 
 /// The per-call state of every provider that keeps any, built when a call's store is made
 /// and dropped with it. A provider with state adds its field here; `fs`, `http` and `env`

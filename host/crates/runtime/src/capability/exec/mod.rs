@@ -37,7 +37,7 @@ use super::Provider;
 use super::env::EnvGrant;
 use super::fs::absolute;
 use crate::bindings::{WitVersion, since_v0_1};
-use crate::grant::Capability;
+use warden_vocab::Capability;
 use crate::latest::exec::{ExecError, Host, Options, Output};
 use crate::sandbox::SandboxState;
 
