@@ -128,7 +128,7 @@ pub(crate) unsafe fn run(plan: &ChildPlan) -> io::Result<()> {
 }
 
 /// no_new_privs, then Landlock, then seccomp (which needs no_new_privs when unprivileged).
-unsafe fn confine_self(plan: &ChildPlan) -> io::Result<()> {
+pub(crate) unsafe fn confine_self(plan: &ChildPlan) -> io::Result<()> {
     // SAFETY: plain system calls; the filter program lives in `plan` until exec.
     unsafe {
         check(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))?;

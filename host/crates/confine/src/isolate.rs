@@ -64,6 +64,11 @@ impl PidPlan {
         }
     }
 
+    /// Whether Warden runs as root (no user namespace is made).
+    pub(crate) fn as_root(&self) -> bool {
+        self.as_root
+    }
+
     /// Whether the command mounts its own `/proc` (and so needs a mount namespace).
     pub(crate) fn mounts_proc(&self) -> bool {
         self.proc_access.is_some()
@@ -130,6 +135,23 @@ pub(crate) unsafe fn enter_pid_namespace(p: &PidPlan) -> io::Result<()> {
             return check(libc::unshare(libc::CLONE_NEWPID));
         }
         check(libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWPID))?;
+        write_file(c"/proc/self/uid_map", &p.uid_map)?;
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/gid_map", &p.gid_map)
+    }
+}
+
+/// Maps the caller's uid and gid in the user namespace the process was cloned into (nothing
+/// as root, which makes none).
+///
+/// # Safety
+/// Only in the cloned child, before it changes anything else.
+pub(crate) unsafe fn map_ids(p: &PidPlan) -> io::Result<()> {
+    if p.as_root {
+        return Ok(());
+    }
+    // SAFETY: plain system calls on memory prepared before the clone.
+    unsafe {
         write_file(c"/proc/self/uid_map", &p.uid_map)?;
         write_file(c"/proc/self/setgroups", b"deny")?;
         write_file(c"/proc/self/gid_map", &p.gid_map)

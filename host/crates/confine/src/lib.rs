@@ -246,6 +246,7 @@ mod plan;
 mod policy;
 mod restore;
 mod seccomp;
+mod spawn;
 mod support;
 
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -261,6 +262,7 @@ pub use policy::{
     PROJECT_PROTECTED, PROJECT_PROTECTED_ENTRIES, PROJECT_READ_ONLY, PROJECT_WRITABLE_INSIDE,
     SHELL_STARTUP, SYSTEM_DENIED, SYSTEM_READABLE,
 };
+pub use spawn::{Child, Program, SpawnError, Stdio, spawns_without_supervisor};
 pub use support::{Support, status};
 
 use support::{MIN_FS_ABI, SCOPE_ABI, kernel_for, support_for};
@@ -282,6 +284,27 @@ impl Confinement {
     /// Call it once per command, after setting its environment: it sets `TMPDIR`, `TMP` and
     /// `TEMP` (an `env_clear` afterwards would drop them).
     pub fn confine(&self, cmd: &mut Command) -> Result<Guard, ConfineError> {
+        let Prepared {
+            mut guard,
+            plan,
+            ruleset,
+            env,
+        } = self.prepare()?;
+        for (var, value) in &env {
+            cmd.env(var, value);
+        }
+        guard.ruleset = Some(ruleset);
+        // SAFETY: `child::run` only makes async-signal-safe system calls on memory prepared
+        // here (see its module docs); the ruleset descriptor stays open while the guard lives.
+        unsafe {
+            cmd.pre_exec(move || child::run(&plan));
+        }
+        Ok(guard)
+    }
+
+    /// Everything a confined call needs before its process starts: the ruleset, the plan the
+    /// forked code follows, the variables to set, and the guard that undoes it afterwards.
+    fn prepare(&self) -> Result<Prepared, ConfineError> {
         let s = self.support();
         let unsupported = |needed: u32, feature: &'static str| ConfineError::Unsupported {
             abi: s.landlock_abi,
@@ -361,9 +384,11 @@ impl Confinement {
             ns: hide::Namespace::for_this_process(),
             targets,
         });
-        for (var, value) in &sanitised.env {
-            cmd.env(var, value);
-        }
+        let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = sanitised
+            .env
+            .iter()
+            .map(|(k, v)| ((*k).into(), v.clone().into_os_string()))
+            .collect();
         let ruleset: Option<OwnedFd> = built.ruleset.into();
         let ruleset = ruleset.ok_or_else(|| {
             ConfineError::Ruleset("the kernel returned no ruleset descriptor".into())
@@ -375,7 +400,7 @@ impl Confinement {
             }
             false => None,
         };
-        let child_plan = child::ChildPlan {
+        let plan = child::ChildPlan {
             ruleset_fd: ruleset.as_raw_fd(),
             filter: s
                 .seccomp
@@ -384,19 +409,28 @@ impl Confinement {
             hide,
             pid,
         };
-        guard.ruleset = Some(ruleset);
         if let Some(t) = &guard.temp {
             for var in ["TMPDIR", "TMP", "TEMP"] {
-                cmd.env(var, t);
+                env.push((var.into(), t.into()));
             }
         }
-        // SAFETY: `child::run` only makes async-signal-safe system calls on memory prepared
-        // here (see its module docs); the ruleset descriptor stays open while the guard lives.
-        unsafe {
-            cmd.pre_exec(move || child::run(&child_plan));
-        }
-        Ok(guard)
+        Ok(Prepared {
+            guard,
+            plan,
+            ruleset,
+            env,
+        })
     }
+}
+
+/// What [`Confinement::prepare`] hands to the code that starts the process.
+struct Prepared {
+    guard: Guard,
+    plan: child::ChildPlan,
+    /// Kept open until the process has applied it.
+    ruleset: OwnedFd,
+    /// Variables the program must see (private temp directory, sanitised configuration).
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
 
 impl Confinement {

@@ -128,14 +128,24 @@ fn environments_and_command_lines_outside_the_call_are_unreadable() {
             &SECRET[SECRET.len() - 1..]
         ),
     ] {
-        let out = f.sh(&script);
+        let argv = ["/bin/sh", "-c", script.as_str()];
+        // Spawned, process 1 is the command itself: its own environment holds no secret.
+        let own = script == "cat /proc/1/environ";
+        let out = f.run(&argv);
+        assert_no_secret(&out, &script);
+        assert!(own || stdout(&out).is_empty(), "{script}: {out:?}");
+        // Supervised, process 1 is the supervisor's init, which is not readable.
+        let (out, _) = f.run_command_with(&f.confinement(), &argv);
         assert_no_secret(&out, &script);
         assert!(stdout(&out).is_empty(), "{script}: {out:?}");
     }
-    // The outside process is not there at all, and process 1 is not the system's init.
-    let out = f.sh(&format!(
-        "test -e /proc/{o} && echo visible; tr -d '\\0' < /proc/1/cmdline"
-    ));
+    // The outside process is not there at all, and process 1 is not the system's init: the
+    // command itself when spawned, the supervisor's init (command line wiped) when supervised.
+    let script = format!("test -e /proc/{o} && echo visible; tr -d '\\0' < /proc/1/cmdline");
+    let out = f.sh(&script);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(stdout(&out), format!("/bin/sh-c{script}"), "{out:?}");
+    let (out, _) = f.run_command_with(&f.confinement(), &["/bin/sh", "-c", &script]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(stdout(&out), "", "{out:?}");
     // Unconfined, the same reads work: the refusal is the confinement's.
@@ -168,14 +178,20 @@ fn the_call_sees_only_its_own_processes() {
     let _outside = Outside::start();
     let out = f.sh("sleep 5 & ls /proc | grep -c '^[0-9]'; kill $!");
     assert!(out.status.success(), "{out:?}");
-    // The supervisor's init, the shell, sleep and ls (grep is counted while ls lists, or not).
+    // The shell (process 1), sleep and ls (grep is counted while ls lists, or not).
     let n: u32 = stdout(&out).trim().parse().unwrap();
-    assert!((3..=6).contains(&n), "{n} processes visible: {out:?}");
+    assert!((3..=4).contains(&n), "{n} processes visible: {out:?}");
     // A grant of `/` reaches `/proc` too: the call's own is mounted there as well.
     let whole = Confinement::new().read("/").private_temp_in(None);
-    let (out, _) = f.run_with(&whole, &["sh", "-c", "ls /proc | grep -c '^[0-9]'"]);
+    let argv = ["sh", "-c", "ls /proc | grep -c '^[0-9]'"];
+    // Spawned: the shell (process 1) and ls, and grep while ls lists, or not.
+    let (out, _) = f.run_with(&whole, &argv);
     let n: u32 = stdout(&out).trim().parse().unwrap();
-    assert!((3..=5).contains(&n), "{n} processes visible: {out:?}");
+    assert!((2..=3).contains(&n), "{n} processes visible: {out:?}");
+    // Supervised: the supervisor's init too.
+    let (out, _) = f.run_command_with(&whole, &argv);
+    let n: u32 = stdout(&out).trim().parse().unwrap();
+    assert!((3..=4).contains(&n), "{n} processes visible: {out:?}");
     // /proc/self works in every process of the call.
     let selves = f.sh("readlink /proc/self/exe; sh -c 'read -r c < /proc/self/comm; echo $c'");
     assert_eq!(stdout(&selves), "/usr/bin/readlink\nsh\n", "{selves:?}");

@@ -189,12 +189,39 @@ fn end_call_kills_the_whole_tree() {
         assert!(start.elapsed() < Duration::from_secs(10));
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(sleeping("300.3").is_some());
+    // The pid is written before `setsid` has exec'd `sleep`.
+    while sleeping("300.3").is_none() {
+        assert!(start.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(10));
+    }
     end_call(child.id()).unwrap();
     let st = child.wait().unwrap();
     guard.finish().unwrap();
     assert_eq!(st.signal(), Some(libc::SIGKILL));
     assert_eq!(sleeping("300.3"), None);
+}
+
+#[test]
+fn ending_a_spawned_call_kills_the_whole_tree() {
+    let f = fixture();
+    let (mut child, guard) = f
+        .confinement()
+        .spawn(&f.program(&[
+            "sh",
+            "-c",
+            "setsid sleep 300.4 & echo $! > src/pid; sleep 300",
+        ]))
+        .unwrap();
+    let start = Instant::now();
+    while sleeping("300.4").is_none() {
+        assert!(start.elapsed() < Duration::from_secs(10));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.end().unwrap();
+    let st = child.wait().unwrap();
+    guard.finish().unwrap();
+    assert_eq!(st.signal(), Some(libc::SIGKILL));
+    assert_eq!(sleeping("300.4"), None);
 }
 
 #[test]
@@ -204,12 +231,33 @@ fn exit_status_and_output_pass_through() {
     assert_eq!(out.status.code(), Some(7));
     assert_eq!(stdout(&out), "out\n");
     assert_eq!(String::from_utf8_lossy(&out.stderr), "err\n");
-    let killed = f.sh("kill -TERM $$");
+    let (killed, _) = f.run_command_with(&f.confinement(), &["sh", "-c", "kill -TERM $$"]);
     assert_eq!(killed.status.signal(), Some(libc::SIGTERM));
+    // Spawned, the shell is process 1 of its namespace, which ignores a signal it does not
+    // handle from inside the namespace; from outside, `Child::end` kills it.
+    if warden_confine::spawns_without_supervisor() {
+        let ignored = f.sh("kill -TERM $$; echo alive");
+        assert_eq!(stdout(&ignored), "alive\n", "{ignored:?}");
+    }
     // A program that cannot start is a spawn error, not a hang.
     let mut cmd = f.command(&["/nonexistent/program"]);
     let _guard = f.confinement().confine(&mut cmd).unwrap();
     assert!(cmd.output().is_err());
+    match f.confinement().spawn(&f.program(&["/nonexistent/program"])) {
+        Err(warden_confine::SpawnError::Start(e)) => {
+            assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    match f
+        .confinement()
+        .spawn(&f.program(&["no-such-program-anywhere"]))
+    {
+        Err(warden_confine::SpawnError::Start(e)) => {
+            assert_eq!(e.kind(), std::io::ErrorKind::NotFound, "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

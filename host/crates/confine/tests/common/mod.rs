@@ -6,7 +6,9 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use warden_confine::Confinement;
+use std::io::Read;
+
+use warden_confine::{Child, Confinement, Program, Stdio};
 
 pub const SECRET: &str = "SECRET-TOKEN-4711";
 
@@ -78,9 +80,32 @@ impl Fixture {
         cmd
     }
 
-    /// Runs `argv` in the project under `c`; returns its output and the protected paths the
-    /// guard restored.
+    /// `argv` as [`Confinement::spawn`] takes it, with the environment of [`command`].
+    pub fn program(&self, argv: &[&str]) -> Program {
+        let mut p = Program::new(argv[0]);
+        p.args(&argv[1..])
+            .current_dir(&self.project)
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", &self.home)
+            .env("LC_ALL", "C")
+            .stdin(Stdio::Null)
+            .stdout(Stdio::Piped)
+            .stderr(Stdio::Piped);
+        p
+    }
+
+    /// Runs `argv` in the project under `c` through [`Confinement::spawn`]; returns its output
+    /// and the protected paths the guard restored.
     pub fn run_with(&self, c: &Confinement, argv: &[&str]) -> (Output, Vec<PathBuf>) {
+        let (mut child, guard) = c.spawn(&self.program(argv)).unwrap();
+        let out = collect(&mut child);
+        let restored = guard.finish().unwrap();
+        (out, restored)
+    }
+
+    /// Like [`run_with`], through [`Confinement::confine`] and a [`Command`] (the supervised
+    /// form).
+    pub fn run_command_with(&self, c: &Confinement, argv: &[&str]) -> (Output, Vec<PathBuf>) {
         let mut cmd = self.command(argv);
         let guard = c.confine(&mut cmd).unwrap();
         let out = cmd.output().unwrap();
@@ -94,6 +119,26 @@ impl Fixture {
 
     pub fn sh(&self, script: &str) -> Output {
         self.run(&["/bin/sh", "-c", script])
+    }
+}
+
+/// Reads a spawned child's piped output to the end and waits for it.
+pub fn collect(child: &mut Child) -> Output {
+    let read = |fd: Option<std::os::fd::OwnedFd>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(fd) = fd {
+                let _ = std::fs::File::from(fd).read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let (out, err) = (read(child.stdout.take()), read(child.stderr.take()));
+    let status = child.wait().unwrap();
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
     }
 }
 
