@@ -554,3 +554,33 @@ pub fn clangd() -> PathBuf {
     })
     .clone()
 }
+
+/// A program Debian packages, from `PATH` or installed with `apt-get` (once per machine however
+/// many tests ask); a failed install fails the test with apt-get's reason.
+fn apt_program(program: &str, package: &str) -> PathBuf {
+    if let Some(p) = which(program) {
+        return p;
+    }
+    let installed = apt_install(&[package], || which(program).is_none());
+    which(program).unwrap_or_else(|| {
+        panic!(
+            "the test needs `{program}` (Debian package {package}), and apt-get could not provide it: {}",
+            installed
+                .err()
+                .unwrap_or_else(|| "the install succeeded, yet it is not on PATH".into())
+        )
+    })
+}
+
+/// Debian's `docker-registry`: the CNCF distribution registry, serving the OCI distribution API.
+pub fn docker_registry() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| apt_program("docker-registry", "docker-registry"))
+        .clone()
+}
+
+/// Debian's `skopeo`, a second OCI client that reads what Warden pushes.
+pub fn skopeo() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| apt_program("skopeo", "skopeo")).clone()
+}

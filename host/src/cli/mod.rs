@@ -11,6 +11,7 @@ mod context;
 mod demo;
 mod hook;
 mod hook_wasm;
+mod key;
 mod lsp;
 mod mcp;
 mod new;
@@ -52,6 +53,8 @@ enum Command {
     Tool(tool::Args),
     /// Install, update and manage plugins and marketplaces (mirrors `claude plugin`).
     Plugin(plugin::Args),
+    /// Make signing keys for published plugins, and trust publishers' public keys.
+    Key(key::Args),
     /// Show what a session in a directory would load: memory files and why, rules, the skill
     /// listing, agents, commands, what it read of Claude Code's user configuration, and every
     /// warning.
@@ -114,6 +117,7 @@ pub fn main() -> ExitCode {
         Command::Hook(a) => hook::run(a),
         Command::Serve(a) => serve::run(a),
         Command::Plugin(a) => plugin::run(a),
+        Command::Key(a) => key::run(a),
         Command::Context(a) => context::run(a),
         Command::Skill(a) => skill::run(a),
         Command::Mcp(a) => mcp::run(a),

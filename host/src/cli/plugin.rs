@@ -22,6 +22,7 @@ use warden_plugins::{Consent, InstallOutcome, PluginError, PluginManager, Verify
 
 mod consent;
 mod details;
+mod oci;
 
 use consent::ConsentMode;
 
@@ -44,14 +45,15 @@ enum Cmd {
     /// Add, list, remove or update marketplaces.
     #[command(subcommand)]
     Marketplace(MarketplaceCmd),
-    /// Install a plugin from a known marketplace.
+    /// Install a plugin from a known marketplace, or from an OCI registry (`oci://…`).
     #[command(
         visible_alias = "i",
         after_help = "Examples:
   warden plugin install protect-secrets
   warden plugin install protect-secrets@warden-examples --scope project
   warden plugin install my-guard@my-marketplace --grant exec:git --grant env:HOME
-  warden plugin install protect-secrets --yes --json"
+  warden plugin install protect-secrets --yes --json
+  warden plugin install oci://registry.example.com/team/my-guard:1.0"
     )]
     Install(InstallArgs),
     /// Uninstall a plugin.
@@ -106,6 +108,17 @@ enum Cmd {
   warden plugin grant prettier-hooks --write '${CLAUDE_PROJECT_DIR}'
   warden plugin grant docs-fetcher --network --read ~/.config/docs")]
     Grant(GrantArgs),
+    /// Push a plugin directory to an OCI registry (each .wasm component as a layer, the other
+    /// files as one more), optionally signed; prints the manifest digest.
+    #[command(after_help = "Examples:
+  warden plugin publish ./my-plugin oci://registry.example.com/team/my-plugin:1.0 --key team.key
+  warden plugin publish ./my-plugin oci://127.0.0.1:5000/my-plugin:dev
+  echo \"$TOKEN\" | warden plugin publish ./my-plugin oci://ghcr.io/org/my-plugin:1.0 --username me --password-stdin")]
+    Publish(oci::PublishArgs),
+    /// Sign the artifact a registry tag names now with a private key.
+    #[command(after_help = "Examples:
+  warden plugin sign oci://registry.example.com/team/my-plugin:1.0 --key team.key")]
+    Sign(oci::SignArgs),
 }
 
 #[derive(Subcommand)]
@@ -239,7 +252,7 @@ struct ConsentArgs {
 
 #[derive(clap::Args)]
 struct InstallArgs {
-    /// `<plugin>` or `<plugin>@<marketplace>`.
+    /// `<plugin>`, `<plugin>@<marketplace>`, or `oci://HOST[:PORT]/REPOSITORY:TAG`.
     plugin: String,
     /// Where to install and enable it.
     #[arg(short, long, value_enum, default_value = "user")]
@@ -338,6 +351,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Needs no home directory: it only reads the given path.
         return Ok(validate(a));
     }
+    let args = match args.command {
+        Cmd::Publish(a) => return oci::publish(a),
+        Cmd::Sign(a) => return oci::sign(a),
+        command => Args { command },
+    };
     let home = Home::from_env().context("locating the Warden home directory")?;
     let cwd = std::env::current_dir().context("reading the current directory")?;
     let json = match &args.command {
@@ -354,6 +372,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Cmd::Verify(a) => a.json,
         Cmd::Grant(a) => a.json,
         Cmd::Details(a) => a.json,
+        Cmd::Publish(_) | Cmd::Sign(_) => false,
     };
     // Bars go to stderr: draw them only for a person watching, never around JSON output.
     let mgr = PluginManager::new(home, cwd).quiet(!super::progress::shown(json));
@@ -382,6 +401,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Cmd::Verify(a) => verify(&mgr, a.json),
         Cmd::Grant(a) => grant(&mgr, a),
         Cmd::Details(a) => details::run(&mgr, &a.plugin, a.json),
+        Cmd::Publish(_) | Cmd::Sign(_) => ExitCode::SUCCESS,
     })
 }
 
@@ -614,6 +634,9 @@ fn install(mgr: &PluginManager, a: InstallArgs) -> ExitCode {
     let scope: Scope = a.scope.into();
     let what = format!("install plugin \"{spec}\"");
     run_with_consent(&a.consent, a.json, "install", &what, |consent| {
+        if spec.starts_with("oci://") {
+            return mgr.install_oci(&spec, scope, consent);
+        }
         mgr.install_with_consent(&spec, scope, consent)
     })
 }

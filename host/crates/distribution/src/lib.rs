@@ -15,5 +15,5 @@ pub mod policy;
 
 pub use error::DistError;
 pub use keys::{PublicKey, SecretKey};
-pub use oci::{ArtifactRef, Auth, Limits, Options, Published, Pulled};
+pub use oci::{ArtifactRef, Auth, Limits, Options, Published, Pulled, SignatureRecord};
 pub use policy::{Requirement, TrustPolicy};

@@ -219,11 +219,55 @@ pub struct Pulled {
     pub repository: String,
     /// `sha256:<hex>` of the manifest.
     pub manifest_digest: String,
-    /// Id of the trusted key whose signature was verified.
+    /// The trusted signature that was verified.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub signer: Option<String>,
+    pub signature: Option<SignatureRecord>,
     /// Blobs read from the local cache instead of the registry.
     pub cached_blobs: usize,
+}
+
+/// A verified signature, kept with the installation so `verify` can check it again offline.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignatureRecord {
+    /// The signer's key id.
+    pub key_id: String,
+    /// The signer's public key (`warden-ed25519 <hex>`).
+    pub public_key: String,
+    /// The signature, hex.
+    pub signature: String,
+}
+
+impl SignatureRecord {
+    /// Checks this signature of `manifest_digest` again under `req`: the key must still be
+    /// trusted and the signature valid; with no signature, `req` must not require one. Returns
+    /// the signer's key id, or why the check fails.
+    pub fn check(
+        this: Option<&SignatureRecord>,
+        manifest_digest: &str,
+        req: &Requirement,
+    ) -> Result<Option<String>, String> {
+        let Some(s) = this else {
+            return match &req.required_by {
+                Some(why) => Err(format!(
+                    "installed unsigned, and a signature is now required: {why}"
+                )),
+                None => Ok(None),
+            };
+        };
+        let key = PublicKey::parse(&s.public_key)?;
+        let sig = hex::decode(&s.signature).map_err(|e| format!("recorded signature: {e}"))?;
+        if !key.verify_manifest(manifest_digest, &sig) {
+            return Err(format!(
+                "the recorded signature by {} does not verify for {manifest_digest}",
+                key.key_id()
+            ));
+        }
+        if !req.keys.contains(&key) {
+            return Err(format!("signer {} is no longer trusted here", key.key_id()));
+        }
+        Ok(Some(key.key_id()))
+    }
 }
 
 /// `sha256:<hex>` of `data`.
@@ -671,7 +715,7 @@ async fn pull_async(
     }
 
     // The signature comes before any layer: an artifact the policy refuses is not downloaded.
-    let signer = verify_signature(&c, r, &digest, req, opts).await?;
+    let signature = verify_signature(&c, r, &digest, req, opts).await?;
 
     let mut total: u64 = 0;
     for d in std::iter::once(&m.config).chain(&m.layers) {
@@ -757,7 +801,7 @@ async fn pull_async(
     Ok(Pulled {
         repository: r.repository(),
         manifest_digest: digest,
-        signer,
+        signature,
         cached_blobs,
     })
 }
@@ -835,16 +879,16 @@ async fn fetch_blob(
     Ok((data, false))
 }
 
-/// Checks the signature of `digest` against `req`: the id of the trusted key that signed it;
-/// `None` when no trusted signature exists and none is required. A signature by a trusted key
-/// that does not verify is always refused.
+/// Checks the signature of `digest` against `req`: the trusted signature; `None` when no
+/// trusted signature exists and none is required. A signature by a trusted key that does not
+/// verify is always refused.
 async fn verify_signature(
     c: &Client,
     r: &ArtifactRef,
     digest: &str,
     req: &Requirement,
     opts: &Options,
-) -> Result<Option<String>, DistError> {
+) -> Result<Option<SignatureRecord>, DistError> {
     let refuse = |reason: String| DistError::Signature {
         reference: r.text.clone(),
         reason,
@@ -902,7 +946,11 @@ async fn verify_signature(
     let valid = key.verify_manifest(digest, &sig);
     let id = key.key_id();
     match (trusted, valid) {
-        (true, true) => Ok(Some(id)),
+        (true, true) => Ok(Some(SignatureRecord {
+            key_id: id,
+            public_key: key.to_line(),
+            signature: env.signature,
+        })),
         (true, false) => Err(refuse(format!(
             "the signature by trusted key {id} does not verify for manifest {digest}"
         ))),
@@ -924,7 +972,7 @@ pub fn verify_remote(
     digest: &str,
     req: &Requirement,
     opts: &Options,
-) -> Result<Option<String>, DistError> {
+) -> Result<Option<SignatureRecord>, DistError> {
     let r = ArtifactRef::parse(reference)?;
     block(async || {
         with_deadline(&r, opts, async {

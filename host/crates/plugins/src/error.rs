@@ -161,7 +161,7 @@ pub enum PluginError {
     },
     /// The source type cannot be installed by Warden.
     #[error(
-        "plugin \"{plugin}\" uses a `{kind}` source, which Warden cannot install yet; use a github, url, git-subdir or relative source"
+        "plugin \"{plugin}\" uses a `{kind}` source, which Warden cannot install yet; use a github, url, git-subdir, oci or relative source"
     )]
     UnsupportedSource {
         /// Plugin id.
@@ -169,6 +169,10 @@ pub enum PluginError {
         /// Source type.
         kind: String,
     },
+    /// Publishing, pulling or verifying an OCI artifact failed (its reason names the
+    /// reference, blob or key).
+    #[error("{0}")]
+    Distribution(#[from] warden_distribution::DistError),
     /// The scope cannot be written.
     #[error("scope `{0}` is read-only; use user, project or local")]
     ReadOnlyScope(Scope),

@@ -103,6 +103,17 @@ pub enum PluginSource {
         #[serde(skip_serializing_if = "Option::is_none")]
         sha: Option<String>,
     },
+    /// `oci`: an artifact in an OCI registry (`warden plugin publish`), pulled and verified by
+    /// [`warden_distribution`]; `ref` is `HOST[:PORT]/REPO:TAG`, resolved again by `update`
+    /// unless `digest` pins the manifest.
+    Oci {
+        /// `HOST[:PORT]/REPO[:TAG]`.
+        #[serde(rename = "ref")]
+        reference: String,
+        /// `sha256:<hex>` of the manifest.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        digest: Option<String>,
+    },
     /// `npm`, `archive`, `command`: recognised but not installable by Warden yet.
     Unsupported {
         /// The source type.
@@ -666,6 +677,33 @@ fn parse_entry(
                         return None;
                     }
                 },
+                Some("oci") => {
+                    let digest = s("digest");
+                    if let Some(d) = &digest
+                        && !d.strip_prefix("sha256:").is_some_and(|h| is_hex(h, 64))
+                    {
+                        err(
+                            diags,
+                            format!("oci source.digest `{d}` must be sha256: and 64 hex digits"),
+                        );
+                        return None;
+                    }
+                    match git_ref {
+                        Some(reference) => {
+                            match warden_distribution::ArtifactRef::parse(&reference) {
+                                Ok(_) => PluginSource::Oci { reference, digest },
+                                Err(e) => {
+                                    err(diags, format!("oci source.ref {e}"));
+                                    return None;
+                                }
+                            }
+                        }
+                        None => {
+                            err(diags, "oci source needs `ref` as \"HOST/REPO:TAG\"".into());
+                            return None;
+                        }
+                    }
+                }
                 Some(k @ ("npm" | "archive" | "command")) => {
                     if k == "archive" && s("sha256").is_some_and(|h| !is_hex(&h, 64)) {
                         err(
@@ -682,7 +720,7 @@ fn parse_entry(
                     err(
                         diags,
                         format!(
-                            "unknown source type `{other}`; use github, url, git-subdir, npm, archive or command"
+                            "unknown source type `{other}`; use github, url, git-subdir, oci, npm, archive or command"
                         ),
                     );
                     return None;

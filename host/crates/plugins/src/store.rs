@@ -265,7 +265,7 @@ fn read_json_or_default<T: serde::de::DeserializeOwned + Default>(
     })
 }
 
-fn write_json(path: &Path, v: &impl Serialize) -> Result<(), PluginError> {
+pub(crate) fn write_json(path: &Path, v: &impl Serialize) -> Result<(), PluginError> {
     write_atomic(path, &to_json_bytes(v)).map_err(|source| PluginError::Io {
         path: path.to_path_buf(),
         source,

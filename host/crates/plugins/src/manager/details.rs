@@ -53,6 +53,22 @@ pub struct PluginDetails {
     pub lsp_servers: Vec<ServerDetails>,
     /// Parts of the plugin Warden does not act on yet (see [`crate::unsupported`]).
     pub unsupported: Vec<crate::unsupported::UnsupportedPart>,
+    /// For a plugin pulled from an OCI registry: what was pulled and who signed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oci: Option<OciDetails>,
+}
+
+/// The registry origin of an installed plugin.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OciDetails {
+    /// `HOST/REPO:TAG` as installed.
+    pub reference: String,
+    /// `sha256:<hex>` of the manifest installed.
+    pub manifest_digest: String,
+    /// Key id of the trusted signer verified at install.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signer: Option<String>,
 }
 
 /// One WASM component.
@@ -165,6 +181,11 @@ impl PluginManager {
             mcp_servers: servers(&loaded.mcp_servers),
             lsp_servers: servers(&loaded.lsp_servers),
             unsupported: crate::unsupported::unsupported(&loaded),
+            oci: super::oci::oci_record(&rec).map(|(reference, manifest_digest, sig)| OciDetails {
+                reference,
+                manifest_digest,
+                signer: sig.map(|s| s.key_id),
+            }),
             plugin_id: id,
         })
     }
@@ -255,6 +276,18 @@ impl fmt::Display for PluginDetails {
                 ""
             }
         )?;
+        if let Some(o) = &self.oci {
+            writeln!(
+                f,
+                "  From: {} (manifest {}), {}",
+                o.reference,
+                o.manifest_digest,
+                match &o.signer {
+                    Some(k) => format!("signed by {k}"),
+                    None => "unsigned".to_string(),
+                }
+            )?;
+        }
         writeln!(f, "\nWASM components ({})", self.components.len())?;
         for c in &self.components {
             writeln!(

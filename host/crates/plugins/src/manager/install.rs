@@ -220,7 +220,7 @@ impl PluginManager {
         let staging = Scratch::new(&self.store.tmp_dir(), "stage-")?;
         let plugin_dir = staging.path().join("plugin");
         let limits = self.copy_limits()?;
-        let (git_sha, copy_warnings) =
+        let (git_sha, copy_warnings, pulled) =
             self.fetch(&id, &m, &entry, staging.path(), &plugin_dir, limits)?;
         fault::point(if is_update {
             "update.fetched"
@@ -258,6 +258,12 @@ impl PluginManager {
             .clone()
             .or_else(|| entry.version.clone())
             .or_else(|| git_sha.as_ref().map(|s| s.chars().take(12).collect()))
+            .or_else(|| {
+                pulled.as_ref().map(|(_, p)| {
+                    let hex = p.manifest_digest.trim_start_matches("sha256:");
+                    format!("oci-{}", &hex[..hex.len().min(12)])
+                })
+            })
             .unwrap_or_else(|| "unknown".to_string());
         if let Err(reason) = check_path_name(&version) {
             let from_entry = entry.version.as_deref() == Some(version.as_str());
@@ -451,6 +457,17 @@ impl PluginManager {
                         .map(|p| p.extra.clone())
                         .unwrap_or_default();
                     x.insert("wardenEntry".into(), Value::Object(entry.raw.clone()));
+                    match &pulled {
+                        Some((reference, p)) => {
+                            x.insert(
+                                super::oci::OCI_RECORD_KEY.into(),
+                                super::oci::record_value(reference, p),
+                            );
+                        }
+                        None => {
+                            x.remove(super::oci::OCI_RECORD_KEY);
+                        }
+                    }
                     x
                 },
             },
@@ -486,6 +503,17 @@ impl PluginManager {
             format!("✔ Successfully updated plugin: {id} to {version} (scope: {scope})")
         } else {
             format!("✔ Successfully installed plugin: {id} (scope: {scope})")
+        };
+        let message = match &pulled {
+            Some((reference, p)) => format!(
+                "{message}\n  from {reference} (manifest {}), {}",
+                p.manifest_digest,
+                match &p.signature {
+                    Some(s) => format!("signed by trusted key {}", s.key_id),
+                    None => "unsigned".to_string(),
+                }
+            ),
+            None => message,
         };
         let warnings = relocate(warnings, &staged_paths, &final_dir);
         Ok(InstallOutcome::Installed(InstallReport {
@@ -628,8 +656,35 @@ impl PluginManager {
         Ok(())
     }
 
-    /// Fetches an entry's files into `dest` (inside `staging`); returns the git commit, if any.
+    /// Fetches an entry's files into `dest` (inside `staging`); returns the git commit, if any,
+    /// and what was pulled, for a registry source.
+    #[allow(clippy::type_complexity)]
     fn fetch(
+        &self,
+        id: &str,
+        m: &Marketplace,
+        entry: &MarketplaceEntry,
+        staging: &Path,
+        dest: &Path,
+        limits: CopyLimits,
+    ) -> Result<
+        (
+            Option<String>,
+            Vec<Diagnostic>,
+            Option<(String, warden_distribution::Pulled)>,
+        ),
+        PluginError,
+    > {
+        if let PluginSource::Oci { reference, digest } = &entry.source {
+            let pulled = self.fetch_oci(reference, digest.as_deref(), &m.name, dest)?;
+            return Ok((None, Vec::new(), Some((reference.clone(), pulled))));
+        }
+        let (sha, warnings) = self.fetch_files(id, m, entry, staging, dest, limits)?;
+        Ok((sha, warnings, None))
+    }
+
+    /// [`Self::fetch`] for directory and git sources.
+    fn fetch_files(
         &self,
         id: &str,
         m: &Marketplace,

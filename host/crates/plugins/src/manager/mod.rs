@@ -57,6 +57,7 @@ mod copy;
 mod details;
 mod install;
 mod marketplace;
+mod oci;
 mod report;
 
 use std::collections::BTreeMap;
@@ -80,8 +81,9 @@ use install::{enabled_value, set_enabled_key};
 
 pub use crate::error::PluginError;
 pub use copy::{COPY_DELAY_ENV, CopyLimits};
-pub use details::{ComponentDetails, HookDetails, PluginDetails, ServerDetails};
+pub use details::{ComponentDetails, HookDetails, OciDetails, PluginDetails, ServerDetails};
 pub use install::{Consent, InstallOptions};
+pub use oci::{OCI_MARKETPLACE, OCI_RECORD_KEY, oci_record};
 pub use report::*;
 
 /// The plugin verbs, for one home directory and working directory.
@@ -427,8 +429,11 @@ impl PluginManager {
     }
 
     /// `verify`: re-hashes every installed cache copy and compares it with the recorded digest.
+    /// Installations pulled from a registry also have their recorded signature checked again,
+    /// offline, under today's trust policy.
     pub fn verify(&self) -> Result<VerifyOutput, PluginError> {
         let installed = self.store.installed()?;
+        let policy = self.trust_policy()?;
         let mut out = Vec::new();
         for (id, recs) in &installed.plugins {
             for r in recs {
@@ -443,6 +448,12 @@ impl PluginManager {
                         Some(_) => (VerifyStatus::Tampered, actual),
                     }
                 };
+                let (signer, signature_problem) =
+                    match oci::recheck(&policy, r, split_plugin_id(id).1) {
+                        Some(Ok(s)) => (s, None),
+                        Some(Err(why)) => (None, Some(why)),
+                        None => (None, None),
+                    };
                 out.push(VerifyItem {
                     plugin_id: id.clone(),
                     scope: r.scope,
@@ -450,13 +461,16 @@ impl PluginManager {
                     status,
                     expected,
                     actual,
+                    signer,
+                    signature_problem,
                 });
             }
         }
         Ok(VerifyOutput {
-            ok: out
-                .iter()
-                .all(|i| matches!(i.status, VerifyStatus::Ok | VerifyStatus::Unrecorded)),
+            ok: out.iter().all(|i| {
+                matches!(i.status, VerifyStatus::Ok | VerifyStatus::Unrecorded)
+                    && i.signature_problem.is_none()
+            }),
             plugins: out,
         })
     }

@@ -282,6 +282,15 @@ pub struct VerifyItem {
     /// Current digest.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
+    /// For a plugin pulled from a registry: the key id whose recorded signature still verifies
+    /// and is still trusted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signer: Option<String>,
+    /// For a plugin pulled from a registry: why its recorded signature no longer passes the
+    /// trust policy (unsigned where one is now required, a key no longer trusted, a signature
+    /// that does not verify).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signature_problem: Option<String>,
 }
 
 /// Output of `verify`.
@@ -419,13 +428,25 @@ impl fmt::Display for VerifyOutput {
                 VerifyStatus::Missing => format!("✘ missing: {}", p.install_path.display()),
                 VerifyStatus::Unrecorded => "? no digest recorded".to_string(),
             };
-            writeln!(f, "{} ({}): {s}", p.plugin_id, p.scope)?;
+            let sig = match (&p.signer, &p.signature_problem) {
+                (_, Some(why)) => format!("; ✘ signature: {why}"),
+                (Some(k), None) => format!("; signed by {k}"),
+                (None, None) => String::new(),
+            };
+            writeln!(f, "{} ({}): {s}{sig}", p.plugin_id, p.scope)?;
         }
         write!(
             f,
             "{}",
             if self.ok {
                 "All installed plugins match their recorded digests."
+            } else if self.plugins.iter().any(|p| p.signature_problem.is_some())
+                && self
+                    .plugins
+                    .iter()
+                    .all(|p| matches!(p.status, VerifyStatus::Ok | VerifyStatus::Unrecorded))
+            {
+                "Some installed plugins fail the signature policy: trust their signer's key (`warden key trust`), or uninstall them."
             } else {
                 "Some installed plugins do not match: `warden plugin install <plugin> --scope <scope>` restores each from its marketplace (`warden plugin update <plugin>` does too)."
             }

@@ -1,0 +1,606 @@
+//! Plugins through a real OCI registry (Debian's `docker-registry` on loopback, one per test):
+//! `warden plugin publish` → sign → `warden plugin install oci://…` → `verify`/`details`, with
+//! the attacks a registry or a repository can mount: a tampered blob, a swapped tag, a missing
+//! signature, an untrusted key, an oversized manifest, a project settings file that trusts a
+//! key or turns the requirement off. `skopeo` reads what Warden pushes.
+
+use std::io::{Read as _, Write as _};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sha2::{Digest as _, Sha256};
+
+#[path = "support/peers.rs"]
+mod peers;
+
+const WARDEN: &str = env!("CARGO_BIN_EXE_warden");
+
+/// A registry on a free loopback port, its storage in a temp dir; killed on drop.
+struct Registry {
+    child: Child,
+    storage: PathBuf,
+    host: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Registry {
+    fn start() -> Registry {
+        let bin = peers::docker_registry();
+        let dir = tempfile::tempdir().expect("tempdir");
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let storage = dir.path().join("storage");
+        let config = dir.path().join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                storage.display()
+            ),
+        )
+        .expect("registry config");
+        let child = Command::new(&bin)
+            .arg("serve")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+        let host = format!("127.0.0.1:{port}");
+        let reg = Registry {
+            child,
+            storage,
+            host,
+            _dir: dir,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok((status, _)) = reg.http("GET", "/v2/", None, &[])
+                && status == 200
+            {
+                return reg;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the registry did not answer on {}",
+                reg.host
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// One plain HTTP/1.1 request: (status, body).
+    fn http(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> std::io::Result<(u16, Vec<u8>)> {
+        let mut s = TcpStream::connect(&self.host)?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))?;
+        let ct = content_type
+            .map(|t| format!("Content-Type: {t}\r\n"))
+            .unwrap_or_default();
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\n{ct}Accept: application/vnd.oci.image.manifest.v1+json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            self.host,
+            body.len()
+        )?;
+        s.write_all(body)?;
+        let mut out = Vec::new();
+        s.read_to_end(&mut out)?;
+        let split = out
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or_else(|| std::io::Error::other("no header end"))?;
+        let head = String::from_utf8_lossy(&out[..split]).to_string();
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        Ok((status, out[split + 4..].to_vec()))
+    }
+
+    fn oci(&self, repo: &str) -> String {
+        format!("oci://{}/{repo}", self.host)
+    }
+
+    /// The file a blob is stored in.
+    fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self.storage
+            .join("docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `WARDEN_HOME`, a project directory, and a scratch directory for keys and plugins.
+struct Env {
+    home: PathBuf,
+    project: PathBuf,
+    work: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical");
+        let (home, project, work) = (root.join("home"), root.join("project"), root.join("work"));
+        for d in [&home, &project, &work] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        Env {
+            home,
+            project,
+            work,
+            _dir: dir,
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new(WARDEN)
+            .args(args)
+            .current_dir(&self.project)
+            .env("WARDEN_HOME", &self.home)
+            .env("WARDEN_NO_CLAUDE_CONFIG", "1")
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .env("DOCKER_CONFIG", self.work.join("docker"))
+            .env("WARDEN_OCI_TIMEOUT_SECS", "60")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run warden")
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            out.status.success(),
+            "warden {args:?} failed:\n{}",
+            peers::text(&out)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(
+            !out.status.success(),
+            "warden {args:?} should fail:\n{}",
+            peers::text(&out)
+        );
+        peers::text(&out)
+    }
+
+    /// `key generate work/<name>`: the key file and the public key file.
+    fn key(&self, name: &str) -> (String, String) {
+        let base = self.work.join(name);
+        self.ok(&["key", "generate", &base.to_string_lossy()]);
+        (
+            format!("{}.key", base.display()),
+            format!("{}.pub", base.display()),
+        )
+    }
+
+    /// A plugin directory: a manifest, a skill, and a `.wasm` file of `wasm_len` bytes.
+    fn plugin(&self, name: &str, version: &str, wasm_len: usize) -> PathBuf {
+        let dir = self.work.join(format!("{name}-{version}"));
+        std::fs::create_dir_all(dir.join(".claude-plugin")).expect("mkdir");
+        std::fs::create_dir_all(dir.join("skills/hello")).expect("mkdir");
+        std::fs::create_dir_all(dir.join("wasm")).expect("mkdir");
+        std::fs::write(
+            dir.join(".claude-plugin/plugin.json"),
+            json!({"name": name, "version": version, "description": "from a registry"}).to_string(),
+        )
+        .expect("plugin.json");
+        std::fs::write(
+            dir.join("skills/hello/SKILL.md"),
+            format!("---\nname: hello\ndescription: says hello {version}\n---\nHello {version}.\n"),
+        )
+        .expect("skill");
+        let mut wasm = b"\0asm\x0d\0\x01\0".to_vec();
+        wasm.extend((0..wasm_len.saturating_sub(8)).map(|i| (i % 251) as u8 ^ version.len() as u8));
+        std::fs::write(dir.join("wasm/tool.wasm"), wasm).expect("wasm");
+        dir
+    }
+
+    /// `plugin publish … --json`: the manifest digest.
+    fn publish(&self, dir: &Path, reference: &str, key: Option<&str>) -> String {
+        let mut args = vec![
+            "plugin",
+            "publish",
+            dir.to_str().expect("utf-8"),
+            reference,
+            "--json",
+        ];
+        if let Some(k) = key {
+            args.extend(["--key", k]);
+        }
+        let out: Value = serde_json::from_str(&self.ok(&args)).expect("publish JSON");
+        out["manifestDigest"]
+            .as_str()
+            .expect("manifestDigest")
+            .to_string()
+    }
+
+    fn installed(&self) -> Value {
+        std::fs::read(self.home.join("plugins/installed_plugins.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or(json!({}))
+    }
+
+    fn nothing_installed(&self) {
+        let i = self.installed();
+        assert!(
+            i["plugins"].as_object().is_none_or(|o| o.is_empty()),
+            "something was installed: {i}"
+        );
+        let cache = self.home.join("plugins/cache");
+        let left: Vec<_> = walk(&cache);
+        assert!(left.is_empty(), "files were unpacked: {left:?}");
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn sha256(data: &[u8]) -> String {
+    format!("sha256:{}", hex::encode(Sha256::digest(data)))
+}
+
+#[test]
+fn publish_sign_install_verify_update_and_skopeo_reads_it() {
+    let reg = Registry::start();
+    let env = Env::new();
+    let (key, public) = env.key("team");
+    let reference = format!("{}:1.0", reg.oci("team/tool"));
+    let dir = env.plugin("tool", "1.0.0", 4096);
+    let digest = env.publish(&dir, &reference, Some(&key));
+
+    // A second client reads the manifest: the wasm artifact shape, and the bytes hash to the
+    // digest Warden printed.
+    let out = Command::new(peers::skopeo())
+        .args(["inspect", "--raw", "--tls-verify=false"])
+        .arg(format!("docker://{}/team/tool:1.0", reg.host))
+        .output()
+        .expect("run skopeo");
+    assert!(out.status.success(), "skopeo: {}", peers::text(&out));
+    assert_eq!(sha256(&out.stdout), digest);
+    let m: Value = serde_json::from_slice(&out.stdout).expect("manifest JSON");
+    assert_eq!(
+        m["config"]["mediaType"],
+        "application/vnd.wasm.config.v0+json"
+    );
+    let layers = m["layers"].as_array().expect("layers");
+    assert!(layers.iter().any(|l| l["mediaType"] == "application/wasm"
+        && l["annotations"]["org.opencontainers.image.title"] == "wasm/tool.wasm"));
+    assert!(
+        layers
+            .iter()
+            .any(|l| l["mediaType"] == "application/vnd.warden.plugin.files.v1.tar")
+    );
+
+    let trust = env.ok(&[
+        "key",
+        "trust",
+        &public,
+        "--for",
+        &format!("{}/team", reg.host),
+    ]);
+    let key_id = trust
+        .split_whitespace()
+        .find(|w| w.starts_with("ed25519:"))
+        .expect("key id")
+        .to_string();
+    let out = env.ok(&["plugin", "install", &reference, "--yes"]);
+    assert!(
+        out.contains(&format!("signed by trusted key {key_id}")),
+        "{out}"
+    );
+    let rec = &env.installed()["plugins"]["tool@oci"][0];
+    assert_eq!(rec["wardenOci"]["manifestDigest"], digest.as_str());
+    assert_eq!(rec["wardenOci"]["signer"], key_id.as_str());
+    let path = PathBuf::from(rec["installPath"].as_str().expect("installPath"));
+    assert_eq!(
+        std::fs::read(path.join("wasm/tool.wasm")).expect("installed wasm"),
+        std::fs::read(dir.join("wasm/tool.wasm")).expect("source wasm")
+    );
+    assert!(path.join("skills/hello/SKILL.md").is_file());
+
+    let details: Value =
+        serde_json::from_str(&env.ok(&["plugin", "details", "tool", "--json"])).expect("JSON");
+    assert_eq!(details["oci"]["signer"], key_id.as_str());
+    assert_eq!(details["oci"]["manifestDigest"], digest.as_str());
+    let verify: Value =
+        serde_json::from_str(&env.ok(&["plugin", "verify", "--json"])).expect("JSON");
+    assert_eq!(verify["ok"], true);
+    assert_eq!(verify["plugins"][0]["signer"], key_id.as_str());
+
+    // `update` resolves the tag again.
+    let dir2 = env.plugin("tool", "1.1.0", 4096);
+    let digest2 = env.publish(&dir2, &reference, Some(&key));
+    assert_ne!(digest, digest2);
+    env.ok(&["plugin", "update", "tool", "--yes"]);
+    let rec = &env.installed()["plugins"]["tool@oci"][0];
+    assert_eq!(rec["wardenOci"]["manifestDigest"], digest2.as_str());
+    assert_eq!(rec["version"], "1.1.0");
+
+    // A key the user stops trusting fails `verify`, offline.
+    let settings = env.home.join("settings.json");
+    let mut s: Value =
+        serde_json::from_slice(&std::fs::read(&settings).expect("settings")).expect("JSON");
+    s["pluginSignatures"]["trustedKeys"] = json!([]);
+    s["pluginSignatures"]["requireSignatures"] = json!(true);
+    std::fs::write(&settings, s.to_string()).expect("write settings");
+    let out = env.run(&["plugin", "verify", "--json"]);
+    assert!(!out.status.success(), "{}", peers::text(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert!(
+        v["plugins"][0]["signatureProblem"]
+            .as_str()
+            .is_some_and(|p| p.contains("no longer trusted")),
+        "{v}"
+    );
+}
+
+#[test]
+fn unsigned_artifact_is_refused_where_a_key_is_trusted() {
+    let reg = Registry::start();
+    let env = Env::new();
+    let (_key, public) = env.key("team");
+    let reference = format!("{}:1.0", reg.oci("team/tool"));
+    env.publish(&env.plugin("tool", "1.0.0", 1024), &reference, None);
+    env.ok(&[
+        "key",
+        "trust",
+        &public,
+        "--for",
+        &format!("{}/team", reg.host),
+    ]);
+    let err = env.fails(&["plugin", "install", &reference, "--yes"]);
+    assert!(err.contains("is not signed"), "{err}");
+    env.nothing_installed();
+    // Outside the trusted prefix nothing is required.
+    let other = format!("{}:1.0", reg.oci("elsewhere/tool"));
+    env.publish(&env.plugin("tool", "2.0.0", 1024), &other, None);
+    env.ok(&["plugin", "install", &other, "--yes"]);
+}
+
+#[test]
+fn signature_by_an_untrusted_key_is_refused() {
+    let reg = Registry::start();
+    let env = Env::new();
+    let (attacker, _) = env.key("attacker");
+    let (_team, team_pub) = env.key("team");
+    let reference = format!("{}:1.0", reg.oci("team/tool"));
+    env.publish(
+        &env.plugin("tool", "1.0.0", 1024),
+        &reference,
+        Some(&attacker),
+    );
+    env.ok(&[
+        "key",
+        "trust",
+        &team_pub,
+        "--for",
+        &format!("{}/team", reg.host),
+    ]);
+    let err = env.fails(&["plugin", "install", &reference, "--yes"]);
+    assert!(err.contains("not trusted here"), "{err}");
+    env.nothing_installed();
+}
+
+#[test]
+fn project_settings_cannot_trust_a_key_or_lift_the_requirement() {
+    let reg = Registry::start();
+    let env = Env::new();
+    let (attacker, attacker_pub) = env.key("attacker");
+    let reference = format!("{}:1.0", reg.oci("team/tool"));
+    env.publish(
+        &env.plugin("tool", "1.0.0", 1024),
+        &reference,
+        Some(&attacker),
+    );
+    std::fs::write(
+        env.home.join("settings.json"),
+        json!({"pluginSignatures": {"requireSignatures": true}}).to_string(),
+    )
+    .expect("user settings");
+    let line = std::fs::read_to_string(&attacker_pub).expect("pub");
+    let project_settings = json!({"pluginSignatures": {
+        "requireSignatures": false,
+        "trustedKeys": [{"publicKey": line.trim()}],
+    }});
+    for dir in [".claude", ".claude"] {
+        std::fs::create_dir_all(env.project.join(dir)).expect("mkdir");
+    }
+    std::fs::write(
+        env.project.join(".claude/settings.json"),
+        project_settings.to_string(),
+    )
+    .expect("project settings");
+    std::fs::write(
+        env.project.join(".claude/settings.local.json"),
+        project_settings.to_string(),
+    )
+    .expect("local settings");
+    for scope in ["user", "project", "local"] {
+        let err = env.fails(&["plugin", "install", &reference, "--yes", "--scope", scope]);
+        assert!(err.contains("not trusted here"), "{scope}: {err}");
+    }
+    env.nothing_installed();
+}
+
+#[test]
+fn tampered_blob_is_refused_before_anything_is_unpacked() {
+    let reg = Registry::start();
+    let env = Env::new();
+    let (key, public) = env.key("team");
+    let reference = format!("{}:1.0", reg.oci("team/tool"));
+    let dir = env.plugin("tool", "1.0.0", 8192);
+    env.publish(&dir, &reference, Some(&key));
+    env.ok(&[
+        "key",
+        "trust",
+        &public,
+        "--for",
+        &format!("{}/team", reg.host),
+    ]);
+    let wasm = std::fs::read(dir.join("wasm/tool.wasm")).expect("wasm");
+    let file = reg.blob_file(&sha256(&wasm));
+    let mut evil = wasm.clone();
+    evil[100] ^= 0xff;
+    std::fs::write(&file, &evil).expect("tamper with the stored blob");
+    let err = env.fails(&["plugin", "install", &reference, "--yes"]);
+    assert!(err.contains("nothing was unpacked"), "{err}");
+    assert!(err.contains(&sha256(&wasm)), "{err}");
+    env.nothing_installed();
+    assert!(
+        walk(&env.home.join("cache/oci")).is_empty(),
+        "a tampered blob was cached"
+    );
+}
+
+#[test]
+fn swapped_tag_installs_the_pinned_digest_or_nothing() {
+    let reg = Registry::start();
+    let env = Env::new();
+    let (key, public) = env.key("team");
+    let reference = format!("{}:1.0", reg.oci("team/tool"));
+    let good = env.publish(&env.plugin("tool", "1.0.0", 1024), &reference, Some(&key));
+    // Someone with push access moves the tag to other, unsigned bytes.
+    let swapped = env.publish(&env.plugin("tool", "6.6.6", 1024), &reference, None);
+    assert_ne!(good, swapped);
+    env.ok(&[
+        "key",
+        "trust",
+        &public,
+        "--for",
+        &format!("{}/team", reg.host),
+    ]);
+    let err = env.fails(&["plugin", "install", &reference, "--yes"]);
+    assert!(err.contains("is not signed"), "{err}");
+    env.nothing_installed();
+
+    // A marketplace entry pinning the digest gets the signed bytes whatever the tag says.
+    let mkt = env.work.join("market");
+    std::fs::create_dir_all(mkt.join(".claude-plugin")).expect("mkdir");
+    std::fs::write(
+        mkt.join(".claude-plugin/marketplace.json"),
+        json!({
+            "name": "team",
+            "owner": {"name": "team"},
+            "plugins": [{
+                "name": "tool",
+                "source": {"source": "oci", "ref": reference.trim_start_matches("oci://"), "digest": good},
+            }],
+        })
+        .to_string(),
+    )
+    .expect("marketplace");
+    env.ok(&["plugin", "marketplace", "add", &mkt.to_string_lossy()]);
+    env.ok(&["plugin", "install", "tool@team", "--yes"]);
+    let rec = &env.installed()["plugins"]["tool@team"][0];
+    assert_eq!(rec["wardenOci"]["manifestDigest"], good.as_str());
+    assert_eq!(rec["version"], "1.0.0");
+}
+
+#[test]
+fn oversized_manifest_is_refused() {
+    let reg = Registry::start();
+    let env = Env::new();
+    let reference = format!("{}:base", reg.oci("big/tool"));
+    let digest = env.publish(&env.plugin("tool", "1.0.0", 1024), &reference, None);
+    let (status, body) = reg
+        .http(
+            "GET",
+            &format!("/v2/big/tool/manifests/{digest}"),
+            None,
+            &[],
+        )
+        .expect("GET manifest");
+    assert_eq!(status, 200);
+    let mut m: Value = serde_json::from_slice(&body).expect("manifest");
+    m["annotations"] = json!({"padding": "x".repeat(300 * 1024)});
+    let (status, body) = reg
+        .http(
+            "PUT",
+            "/v2/big/tool/manifests/1.0",
+            Some("application/vnd.oci.image.manifest.v1+json"),
+            m.to_string().as_bytes(),
+        )
+        .expect("PUT manifest");
+    assert_eq!(status, 201, "{}", String::from_utf8_lossy(&body));
+    let err = env.fails(&[
+        "plugin",
+        "install",
+        &format!("{}:1.0", reg.oci("big/tool")),
+        "--yes",
+    ]);
+    assert!(err.contains("over the limit"), "{err}");
+    env.nothing_installed();
+}
+
+/// Install of a 5 MiB component from the loopback registry, cold (blobs downloaded) and cached
+/// (blobs read back from `cache/oci` and hashed again). The cached install works with the
+/// registry's copy of the blob gone, which shows that it does not download it.
+#[test]
+fn five_mib_install_cold_and_cached() {
+    let reg = Registry::start();
+    let env = Env::new();
+    let (key, public) = env.key("team");
+    let reference = format!("{}:1.0", reg.oci("team/big"));
+    let dir = env.plugin("big", "1.0.0", 5 * 1024 * 1024);
+    env.publish(&dir, &reference, Some(&key));
+    env.ok(&[
+        "key",
+        "trust",
+        &public,
+        "--for",
+        &format!("{}/team", reg.host),
+    ]);
+    let t = Instant::now();
+    env.ok(&["plugin", "install", &reference, "--yes"]);
+    let cold = t.elapsed();
+    env.ok(&["plugin", "uninstall", "big"]);
+    let wasm = std::fs::read(dir.join("wasm/tool.wasm")).expect("wasm");
+    std::fs::remove_file(reg.blob_file(&sha256(&wasm))).expect("drop the registry's copy");
+    let t = Instant::now();
+    env.ok(&["plugin", "install", &reference, "--yes"]);
+    let cached = t.elapsed();
+    eprintln!(
+        "5 MiB component install from loopback registry: cold {:.1} ms, cached {:.1} ms",
+        cold.as_secs_f64() * 1e3,
+        cached.as_secs_f64() * 1e3
+    );
+}
