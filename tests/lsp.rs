@@ -13,9 +13,6 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-/// The tests take turns: each starts servers, and two cores are all CI has.
-static PYRIGHT_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 struct Project {
     _t: tempfile::TempDir,
     dir: PathBuf,
@@ -103,7 +100,6 @@ const MAIN: &str = "from lib import greet\n\nmessage: int = greet(\"world\")\npr
 
 #[test]
 fn pyright_diagnostics_list_and_the_lsp_tool_on_a_real_server() {
-    let _turn = PYRIGHT_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let p = Project::new(pyright_config());
     p.write("lib.py", LIB);
     p.write("main.py", MAIN);
@@ -199,7 +195,6 @@ fn pyright_diagnostics_list_and_the_lsp_tool_on_a_real_server() {
 
 #[test]
 fn a_write_through_the_session_gets_the_new_diagnostics_of_its_file() {
-    let _turn = PYRIGHT_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let p = Project::new(pyright_config());
     p.write("lib.py", LIB);
     let write = |file: &str, content: &str| {
@@ -248,7 +243,6 @@ fn cpp_project() -> Project {
 
 #[test]
 fn the_nine_operations_on_clangd() {
-    let _turn = PYRIGHT_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let p = cpp_project();
     let at = |op: &str, line: u32, character: u32| {
         let out = p.lsp(json!({"operation": op, "filePath": "main.cpp", "line": line, "character": character, "query": "total"}));
@@ -313,7 +307,6 @@ fn the_nine_operations_on_clangd() {
 
 #[test]
 fn warden_context_lists_the_language_servers_and_their_extensions() {
-    let _turn = PYRIGHT_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let p = Project::new(json!({
         "cpp": {"command": "clangd", "extensionToLanguage": {".cpp": "cpp", ".h": "cpp"}},
         "python": {"command": "pyright-langserver", "args": ["--stdio"], "extensionToLanguage": {".py": "python"}}
@@ -415,7 +408,6 @@ impl Drop for McpServe {
 
 #[test]
 fn the_lsp_tool_is_offered_by_warden_mcp_serve() {
-    let _turn = PYRIGHT_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let p = cpp_project();
     p.write(
         ".claude/settings.json",
@@ -506,7 +498,6 @@ fn find(dir: &Path, name: &str) -> Option<PathBuf> {
 
 #[test]
 fn a_server_is_refused_the_env_file_and_denied_files_are_never_opened() {
-    let _turn = PYRIGHT_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let p = Project::new(toy_config(
         "toy_server.py",
         &[
@@ -568,7 +559,6 @@ fn a_server_is_refused_the_env_file_and_denied_files_are_never_opened() {
 
 #[test]
 fn a_malformed_lsp_json_fails_validation_at_its_positions() {
-    let _turn = PYRIGHT_TURN.lock().unwrap_or_else(|e| e.into_inner());
     let p = Project::new(json!({}));
     std::fs::write(
         p.plugin.join(".lsp.json"),
