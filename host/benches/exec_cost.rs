@@ -104,7 +104,8 @@ mod linux {
         let bin = warden_binary();
         let mut rows: Vec<(&str, Vec<Duration>)> = vec![
             ("ls, unconfined", Vec::new()),
-            ("ls, confined as exec confines it", Vec::new()),
+            ("ls, confined through the supervisor", Vec::new()),
+            ("ls, confined as exec confines it (spawned)", Vec::new()),
             ("bash -c ls", Vec::new()),
             ("Bash tool `ls`, pipeline in a warm process", Vec::new()),
             ("`warden tool Bash` process per call", Vec::new()),
@@ -125,6 +126,26 @@ mod linux {
                 assert!(out.status.success(), "{out:?}");
             }));
             rows[2].1.push(timed(|| {
+                let mut p = warden_confine::Program::new("ls");
+                p.current_dir(&proj)
+                    .env("PATH", "/usr/bin:/bin")
+                    .stdin(warden_confine::Stdio::Null)
+                    .stdout(warden_confine::Stdio::Piped)
+                    .stderr(warden_confine::Stdio::Piped);
+                let (mut child, guard) = confinement.spawn(&p).expect("spawn");
+                let mut listing = String::new();
+                if let Some(out) = child.stdout.take() {
+                    std::io::Read::read_to_string(&mut std::fs::File::from(out), &mut listing)
+                        .expect("read");
+                }
+                let status = child.wait().expect("wait");
+                guard.finish().expect("finish");
+                assert!(
+                    status.success() && listing.contains("README.md"),
+                    "{listing}"
+                );
+            }));
+            rows[3].1.push(timed(|| {
                 let out = Command::new("bash")
                     .args(["-c", "ls"])
                     .current_dir(&proj)
@@ -132,9 +153,9 @@ mod linux {
                     .expect("bash");
                 assert!(out.status.success());
             }));
-            rows[3].1.push(timed(bash_tool));
+            rows[4].1.push(timed(bash_tool));
             if let Some(bin) = &bin {
-                rows[4].1.push(timed(|| {
+                rows[5].1.push(timed(|| {
                     let out = Command::new(bin)
                         .args(["tool", "Bash", "--input", r#"{"command":"ls"}"#])
                         .current_dir(&proj)
@@ -164,10 +185,11 @@ mod linux {
             _ => "n/a".into(),
         };
         println!(
-            "\n  confinement per exec (2 vs 1): {}; Bash tool vs bash -c ls (4 vs 3): {}; CLI vs bash -c ls (5 vs 3): {}",
+            "\n  confinement per exec (2 vs 1): {}, spawned (3 vs 1): {}; Bash tool vs bash -c ls (5 vs 4): {}; CLI vs bash -c ls (6 vs 4): {}",
             ratio(1, 0),
-            ratio(3, 2),
-            ratio(4, 2)
+            ratio(2, 0),
+            ratio(4, 3),
+            ratio(5, 3)
         );
     }
 }

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use warden_config::Scope;
-use warden_hooks::{ConfinedProcess, HookSource, ProcessConfiner};
+use warden_hooks::{ConfinedChild, ConfinedProcess, HookSource, Launch, ProcessConfiner};
 
 use super::Session;
 
@@ -369,28 +369,10 @@ impl ProcessProfiles {
         #[cfg(target_os = "linux")]
         {
             use warden_confine::ConfineError;
-            let named: Vec<PathBuf> = match origin {
-                ProcessOrigin::Settings(Scope::User | Scope::Managed | Scope::Cli) => {
-                    let words = || {
-                        std::iter::once(cmd.get_program())
-                            .chain(cmd.get_args())
-                            .filter_map(|a| a.to_str())
-                    };
-                    // `~/bin/notify.sh` and `$HOME/…` too, as the shell will expand them.
-                    let home = self.sandbox.home.as_ref().map(|h| resolved(h));
-                    let anchors = super::launched::Anchors {
-                        project: &self.project,
-                        home: home.as_deref(),
-                        plugin_root: None,
-                    };
-                    let mut in_home = std::collections::BTreeSet::new();
-                    for w in words() {
-                        anchors.files_in_shell(w, &mut in_home);
-                    }
-                    words().flat_map(absolute_paths).chain(in_home).collect()
-                }
-                _ => Vec::new(),
-            };
+            let words: Vec<&std::ffi::OsStr> = std::iter::once(cmd.get_program())
+                .chain(cmd.get_args())
+                .collect();
+            let named = self.named_paths(origin, &words);
             let Some(profile) = self.profile(origin, timeout, &named)? else {
                 return Ok(None);
             };
@@ -420,6 +402,69 @@ impl ProcessProfiles {
                 "{} cannot be confined on this operating system (Warden confines programs on Linux 6.2 or later), so it was not started; set `sandbox.allowUnconfined: true` in your user settings to run it unconfined",
                 origin.describe()
             ))
+        }
+    }
+
+    /// Files outside the usual profile that a user-settings program names (its script, and
+    /// `~/…`/`$HOME/…` paths the shell will expand): they become readable for it.
+    fn named_paths(&self, origin: &ProcessOrigin, words: &[&std::ffi::OsStr]) -> Vec<PathBuf> {
+        match origin {
+            ProcessOrigin::Settings(Scope::User | Scope::Managed | Scope::Cli) => {
+                let words = || words.iter().filter_map(|a| a.to_str());
+                let home = self.sandbox.home.as_ref().map(|h| resolved(h));
+                let anchors = super::launched::Anchors {
+                    project: &self.project,
+                    home: home.as_deref(),
+                    plugin_root: None,
+                };
+                let mut in_home = std::collections::BTreeSet::new();
+                for w in words() {
+                    anchors.files_in_shell(w, &mut in_home);
+                }
+                words().flat_map(absolute_paths).chain(in_home).collect()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// Starts `program` for `origin`, confined, without copying this process's memory (see
+    /// `warden_confine::Confinement::spawn`). `Ok(None)`: it runs unconfined (the user opted it
+    /// out, or allowed unconfined programs where the kernel cannot confine); the caller
+    /// starts it.
+    #[cfg(target_os = "linux")]
+    pub fn spawn(
+        &self,
+        origin: &ProcessOrigin,
+        program: &warden_confine::Program,
+        timeout: Option<Duration>,
+    ) -> Result<Option<(warden_confine::Child, ProcessGuard)>, String> {
+        use warden_confine::{ConfineError, SpawnError};
+        let words: Vec<&std::ffi::OsStr> = std::iter::once(program.get_program())
+            .chain(program.get_args())
+            .collect();
+        let named = self.named_paths(origin, &words);
+        let Some(profile) = self.profile(origin, timeout, &named)? else {
+            return Ok(None);
+        };
+        match profile.spawn(program) {
+            Ok((child, guard)) => Ok(Some((
+                child,
+                ProcessGuard {
+                    guard: Some(guard),
+                    explainer: self.explainer(origin),
+                },
+            ))),
+            Err(SpawnError::Confine(
+                ConfineError::Unsupported { .. } | ConfineError::NoSeccomp,
+            )) if self.sandbox.allow_unconfined => Ok(None),
+            Err(SpawnError::Confine(e)) => Err(format!(
+                "{} cannot be confined, so it was not started: {e}",
+                origin.describe()
+            )),
+            Err(SpawnError::Start(e)) => Err(format!(
+                "cannot start `{}`: {e}",
+                program.get_program().to_string_lossy()
+            )),
         }
     }
 
@@ -702,18 +747,78 @@ pub(crate) struct HookConfiner {
     pub(crate) profiles: Arc<ProcessProfiles>,
 }
 
+/// A hook's confined process, for the dispatcher.
+#[cfg(target_os = "linux")]
+struct HookChild(warden_confine::Child);
+
+#[cfg(target_os = "linux")]
+impl ConfinedChild for HookChild {
+    fn take_stdio(&mut self) -> [Option<std::os::fd::OwnedFd>; 3] {
+        [
+            self.0.stdin.take(),
+            self.0.stdout.take(),
+            self.0.stderr.take(),
+        ]
+    }
+
+    fn wait(
+        &mut self,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<Output = std::io::Result<std::process::ExitStatus>> + Send + '_,
+        >,
+    > {
+        Box::pin(self.0.wait_async())
+    }
+
+    fn end(&mut self) {
+        let _ = self.0.end();
+    }
+}
+
 impl ProcessConfiner for HookConfiner {
-    fn confine(
+    #[cfg(target_os = "linux")]
+    fn spawn(
         &self,
         source: &HookSource,
-        cmd: &mut std::process::Command,
+        launch: &Launch<'_>,
         timeout: Duration,
-    ) -> Result<Option<Box<dyn ConfinedProcess>>, String> {
+    ) -> Result<Option<(Box<dyn ConfinedChild>, Box<dyn ConfinedProcess>)>, String> {
+        use warden_confine::{Program, Stdio};
         let origin = ProcessOrigin::of_hook(source);
+        let mut program = Program::new(launch.program);
+        program
+            .args(launch.args)
+            .current_dir(launch.cwd)
+            .stdin(Stdio::Piped)
+            .stdout(Stdio::Piped)
+            .stderr(Stdio::Piped);
+        for (k, v) in launch.env {
+            program.env(k, v);
+        }
         Ok(self
             .profiles
-            .confine(&origin, cmd, Some(timeout))?
-            .map(|g| Box::new(g) as Box<dyn ConfinedProcess>))
+            .spawn(&origin, &program, Some(timeout))?
+            .map(|(child, guard)| {
+                (
+                    Box::new(HookChild(child)) as Box<dyn ConfinedChild>,
+                    Box::new(guard) as Box<dyn ConfinedProcess>,
+                )
+            }))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn spawn(
+        &self,
+        source: &HookSource,
+        _launch: &Launch<'_>,
+        timeout: Duration,
+    ) -> Result<Option<(Box<dyn ConfinedChild>, Box<dyn ConfinedProcess>)>, String> {
+        let origin = ProcessOrigin::of_hook(source);
+        let mut cmd = std::process::Command::new("true");
+        self.profiles
+            .confine(&origin, &mut cmd, Some(timeout))
+            .map(|_| None)
     }
 }
 

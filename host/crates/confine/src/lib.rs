@@ -21,7 +21,7 @@
 //! | kernel interfaces past the file rules: fanotify, `open_by_handle_at`/`name_to_handle_at`, BPF, perf events, modules, kexec, keyrings (`keyctl`, `add_key`, `request_key`: the session keyring is shared with the caller), `userfaultfd` | seccomp refuses them (`EPERM`); system calls of a foreign architecture (32-bit or x32 on x86-64) kill | any kernel with seccomp |
 //! | descriptors Warden holds (a file the rules refuse, a socket while network is off) | every descriptor above 2 closed on exec (`close_range`) | Linux 5.11 |
 //! | setuid programs gaining rights | `no_new_privs` | any |
-//! | processes outliving the call (`setsid`, double forks, daemons) | a supervisor process that ends the call's PID namespace (killing its init kills every process in it), or without one is a child subreaper that kills what is left and reaps it | any (`PR_SET_CHILD_SUBREAPER`, Linux 3.4) |
+//! | processes outliving the call (`setsid`, double forks, daemons) | [`Confinement::spawn`]: the command is process 1 of its PID namespace, and the kernel kills the rest of the namespace when it exits; [`Confinement::confine`]: a supervisor process that ends the call's PID namespace (killing its init kills every process in it), or without one is a child subreaper that kills what is left and reaps it | any (`PR_SET_CHILD_SUBREAPER`, Linux 3.4) |
 //! | a private temporary directory per call, removed after it | `TMPDIR`, `TMP`, `TEMP` point to it | any |
 //! | files later, unconfined programs run or obey changed: every repository's `config`, `config.worktree`, `hooks`, `info`, `commondir`, `gitdir` (submodules' and worktrees' too), `.git` files, `.claude/`, `.mcp.json`, `.husky/`, virtualenvs' `*.pth`, shell start-up files, [`Confinement::read_only`] paths | bound onto themselves read-only in the private mount namespace: writing fails (`EROFS`), removing, renaming or replacing them or a repository directory fails (`EBUSY`); what does not exist yet is removed after the call if the call created it; a repository the call creates loses its configuration and hooks after it | user namespaces allowed; else carved read-only, with repository entries and `*.pth` restored after the call |
 //! | credentials in configuration programs need (`~/.gitconfig`, `~/.cargo/config.toml`, [`HOME_SANITISED`]) | a copy without the lines that may hold one, bound over the file; carved: the file denied, git pointed at the copy (`GIT_CONFIG_GLOBAL`) | any |
@@ -47,6 +47,13 @@
 //! let restored = guard.finish()?;   // protected paths the call changed, now put back
 //! # let _ = (out, restored); Ok(()) }
 //! ```
+//!
+//! [`Confinement::spawn`] starts a [`Program`] instead, without copying the caller's memory
+//! (`clone(CLONE_VM | CLONE_VFORK)`, as `posix_spawn` does; see the `spawn` module): the
+//! cheaper way where a PID namespace is available, and the one Warden uses for every program
+//! that runs for one call (the `exec` capability, command hooks). Its [`Child`] is waited for
+//! with [`Child::wait`] (or `wait_async` with the `tokio` feature) and ended with
+//! [`Child::end`].
 //!
 //! With `tokio::process::Command`, confine `cmd.as_std_mut()`. The child the caller sees is
 //! the supervisor: to end a call early (timeout, cancellation) send it SIGTERM with

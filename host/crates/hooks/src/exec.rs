@@ -249,23 +249,46 @@ pub const HOST_NOTE_PREFIX: &str = "warden: ";
 /// Confines the processes command handlers start. The host implements it with the OS's
 /// confinement (Linux: `warden-confine`); without one, handlers run as Claude Code runs them.
 pub trait ProcessConfiner: Send + Sync {
-    /// Prepares `cmd`, a handler declared by `source`, so the process it spawns is confined.
-    /// `Ok(None)`: the user opted this source out, run it as it is. `Err`: it must not start;
-    /// the message says why (it becomes the handler's error).
-    ///
-    /// When confined, the child `cmd` spawns is a supervisor: the dispatcher ends the call
-    /// with SIGTERM to it (never SIGKILL, which would leave processes that left its session).
-    fn confine(
+    /// Starts `launch`, a handler declared by `source`, confined, with its standard streams
+    /// piped. `Ok(None)`: the user opted this source out, start it as it is. `Err`: it did not
+    /// start; the message says why (it becomes the handler's error).
+    #[allow(clippy::type_complexity)]
+    fn spawn(
         &self,
         source: &crate::config::HookSource,
-        cmd: &mut std::process::Command,
+        launch: &Launch<'_>,
         timeout: Duration,
-    ) -> Result<Option<Box<dyn ConfinedProcess>>, String>;
+    ) -> Result<Option<(Box<dyn ConfinedChild>, Box<dyn ConfinedProcess>)>, String>;
+}
+
+/// What a command handler's process is started with.
+#[derive(Debug, Clone, Copy)]
+pub struct Launch<'a> {
+    /// Looked up in `env`'s `PATH` when it holds no `/`.
+    pub program: &'a str,
+    /// Arguments after the program.
+    pub args: &'a [String],
+    /// The whole environment.
+    pub env: &'a BTreeMap<String, String>,
+    /// The directory it starts in.
+    pub cwd: &'a Path,
+}
+
+/// A confined handler's running process.
+pub trait ConfinedChild: Send {
+    /// The caller's ends of the piped standard input, output and error (once).
+    fn take_stdio(&mut self) -> [Option<std::os::fd::OwnedFd>; 3];
+    /// Waits for the process: every process of the call has ended when it returns.
+    fn wait(
+        &mut self,
+    ) -> Pin<Box<dyn Future<Output = std::io::Result<std::process::ExitStatus>> + Send + '_>>;
+    /// Ends every process of the call (its deadline passed, or the dispatch was dropped).
+    fn end(&mut self);
 }
 
 /// A confined handler's process, until it has been waited for.
 pub trait ConfinedProcess: Send {
-    /// Called once the supervisor has been waited for (every process of the call has ended):
+    /// Called once the process has been waited for (every process of the call has ended):
     /// undoes what the call left, and returns lines to add to the handler's stderr (restored
     /// paths, refusals of the sandbox explained with the grant that would allow them).
     /// `exit_code` is the handler's, `None` when it timed out or was killed.
@@ -298,25 +321,18 @@ impl std::fmt::Debug for ProcessSpec {
 }
 
 /// Kills a whole process group when dropped while armed: a cancelled dispatch (or a timeout)
-/// must not leave hook processes behind. A confined child is a supervisor: it gets SIGTERM,
-/// on which it kills every process of the call, including those that left its group.
+/// must not leave hook processes behind.
 struct GroupGuard {
     pgid: Option<i32>,
-    supervisor: bool,
 }
 
 impl GroupGuard {
     fn kill(&mut self) {
         if let Some(pgid) = self.pgid.take() {
             // SAFETY: `kill` has no memory-safety preconditions; a negative pid addresses the
-            // process group this guard's child leads (spawned with `process_group(0)`), a
-            // positive one the supervisor itself.
+            // process group this guard's child leads (spawned with `process_group(0)`).
             unsafe {
-                if self.supervisor {
-                    libc::kill(pgid, libc::SIGTERM);
-                } else {
-                    libc::kill(-pgid, libc::SIGKILL);
-                }
+                libc::kill(-pgid, libc::SIGKILL);
             }
         }
     }
@@ -329,6 +345,26 @@ impl GroupGuard {
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// Ends a confined child's call when dropped while armed (a cancelled dispatch).
+struct EndGuard(Option<Box<dyn ConfinedChild>>);
+
+impl EndGuard {
+    fn child(&mut self) -> &mut dyn ConfinedChild {
+        match &mut self.0 {
+            Some(c) => c.as_mut(),
+            None => unreachable!("the child is taken only when the guard is done"),
+        }
+    }
+}
+
+impl Drop for EndGuard {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            c.end();
+        }
     }
 }
 
@@ -361,9 +397,116 @@ fn take(buf: &Buffer) -> String {
     }
 }
 
-/// Runs a process in its own process group, feeding `stdin`, and kills the whole group at the
-/// timeout.
+/// Runs a process, feeding `stdin`: confined where the session confines its source, else in
+/// its own process group; everything it started is killed at the timeout.
 pub(crate) async fn run_process(spec: ProcessSpec) -> RawOutcome {
+    if let Some((confiner, source)) = &spec.confine {
+        let launch = Launch {
+            program: &spec.program,
+            args: &spec.args,
+            env: &spec.env,
+            cwd: &spec.cwd,
+        };
+        match confiner.spawn(source, &launch, spec.timeout) {
+            Ok(Some((child, finisher))) => return run_confined(&spec, child, finisher).await,
+            Ok(None) => {}
+            Err(e) => return RawOutcome::error(e),
+        }
+    }
+    run_plain(&spec).await
+}
+
+fn feed_stdin<W: tokio::io::AsyncWrite + Unpin + Send + 'static>(mut stdin: W, data: Arc<str>) {
+    // A hook that never reads stdin must not stall the call, so the write runs on its own;
+    // EPIPE from a hook that exits early is expected and ignored.
+    tokio::spawn(async move {
+        let _ = stdin.write_all(data.as_bytes()).await;
+        let _ = stdin.shutdown().await;
+    });
+}
+
+/// Waits for the readers to reach end-of-file, at most `grace`.
+async fn drain(tasks: [Option<tokio::task::JoinHandle<()>>; 2], grace: Duration) {
+    for t in tasks.into_iter().flatten() {
+        let abort = t.abort_handle();
+        if tokio::time::timeout(grace, t).await.is_err() {
+            abort.abort();
+        }
+    }
+}
+
+fn exit_code(status: std::process::ExitStatus) -> Option<i32> {
+    status.code().or_else(|| {
+        use std::os::unix::process::ExitStatusExt;
+        status.signal().map(|s| 128 + s)
+    })
+}
+
+async fn run_confined(
+    spec: &ProcessSpec,
+    child: Box<dyn ConfinedChild>,
+    finisher: Box<dyn ConfinedProcess>,
+) -> RawOutcome {
+    let mut child = EndGuard(Some(child));
+    let [stdin, stdout, stderr] = child.child().take_stdio();
+    if let Some(fd) = stdin
+        && let Ok(w) = tokio::process::ChildStdin::from_std(std::process::ChildStdin::from(fd))
+    {
+        feed_stdin(w, spec.stdin.clone());
+    }
+    let (out_buf, err_buf): (Buffer, Buffer) = Default::default();
+    let out_task = stdout
+        .and_then(|fd| tokio::process::ChildStdout::from_std(fd.into()).ok())
+        .map(|s| spawn_reader(s, out_buf.clone()));
+    let err_task = stderr
+        .and_then(|fd| tokio::process::ChildStderr::from_std(fd.into()).ok())
+        .map(|s| spawn_reader(s, err_buf.clone()));
+    let started = tokio::time::Instant::now();
+    let status = match tokio::time::timeout(spec.timeout, child.child().wait()).await {
+        Ok(Ok(status)) => status,
+        Ok(Err(e)) => {
+            child.child().end();
+            let _ = child.child().wait().await;
+            finisher.finish(None, "");
+            return RawOutcome::error(format!("waiting for `{}` failed: {e}", spec.program));
+        }
+        Err(_) => {
+            child.child().end();
+            let _ = child.child().wait().await;
+            for t in [out_task, err_task].into_iter().flatten() {
+                t.abort();
+            }
+            finisher.finish(None, "");
+            return RawOutcome::timed_out();
+        }
+    };
+    // Every process of the call has ended with it: nothing is left to end.
+    child.0 = None;
+    let grace = spec
+        .timeout
+        .saturating_sub(started.elapsed())
+        .min(PIPE_GRACE);
+    drain([out_task, err_task], grace).await;
+    let code = exit_code(status);
+    let mut stderr = take(&err_buf);
+    for note in finisher.finish(code, &stderr) {
+        if !stderr.is_empty() && !stderr.ends_with('\n') {
+            stderr.push('\n');
+        }
+        stderr.push_str(&note);
+        stderr.push('\n');
+    }
+    RawOutcome {
+        exit_code: code,
+        stdout: take(&out_buf),
+        stderr,
+        timed_out: false,
+        error: None,
+        json: None,
+    }
+}
+
+async fn run_plain(spec: &ProcessSpec) -> RawOutcome {
     use std::process::Stdio;
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args)
@@ -373,37 +516,17 @@ pub(crate) async fn run_process(spec: ProcessSpec) -> RawOutcome {
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0);
-    let confined = match &spec.confine {
-        Some((confiner, source)) => {
-            match confiner.confine(source, cmd.as_std_mut(), spec.timeout) {
-                Ok(c) => c,
-                Err(e) => {
-                    return RawOutcome::error(format!("`{}` was not started: {e}", spec.program));
-                }
-            }
-        }
-        None => None,
-    };
-    // A confined child is its supervisor; SIGKILL on drop would leave escaped processes, so
-    // the guard below ends it instead.
-    cmd.kill_on_drop(confined.is_none());
+        .process_group(0)
+        .kill_on_drop(true);
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => return RawOutcome::error(format!("cannot start `{}`: {e}", spec.program)),
     };
     let mut guard = GroupGuard {
         pgid: child.id().and_then(|p| i32::try_from(p).ok()),
-        supervisor: confined.is_some(),
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        let data = spec.stdin.clone();
-        // A hook that never reads stdin must not stall the call, so the write runs on its own;
-        // EPIPE from a hook that exits early is expected and ignored.
-        tokio::spawn(async move {
-            let _ = stdin.write_all(data.as_bytes()).await;
-            let _ = stdin.shutdown().await;
-        });
+    if let Some(stdin) = child.stdin.take() {
+        feed_stdin(stdin, spec.stdin.clone());
     }
     let (out_buf, err_buf): (Buffer, Buffer) = Default::default();
     let out_task = child
@@ -419,10 +542,6 @@ pub(crate) async fn run_process(spec: ProcessSpec) -> RawOutcome {
         Ok(Ok(status)) => status,
         Ok(Err(e)) => {
             guard.kill();
-            if let Some(c) = confined {
-                let _ = child.wait().await;
-                c.finish(None, "");
-            }
             return RawOutcome::error(format!("waiting for `{}` failed: {e}", spec.program));
         }
         Err(_) => {
@@ -431,42 +550,21 @@ pub(crate) async fn run_process(spec: ProcessSpec) -> RawOutcome {
             for t in [out_task, err_task].into_iter().flatten() {
                 t.abort();
             }
-            if let Some(c) = confined {
-                c.finish(None, "");
-            }
             return RawOutcome::timed_out();
         }
     };
-    // The leader has exited. Unconfined, its group may live on (background children are the
-    // hook's business, as in Claude Code), so the guard no longer owns it; confined, the
-    // supervisor has already ended every process of the call.
+    // The leader has exited; its group may live on (background children are the hook's
+    // business, as in Claude Code), so the guard no longer owns it.
     guard.disarm();
-    let remaining = spec.timeout.saturating_sub(started.elapsed());
-    let grace = remaining.min(PIPE_GRACE);
-    for t in [out_task, err_task].into_iter().flatten() {
-        let abort = t.abort_handle();
-        if tokio::time::timeout(grace, t).await.is_err() {
-            abort.abort();
-        }
-    }
-    let code = status.code().or_else(|| {
-        use std::os::unix::process::ExitStatusExt;
-        status.signal().map(|s| 128 + s)
-    });
-    let mut stderr = take(&err_buf);
-    if let Some(c) = confined {
-        for note in c.finish(code, &stderr) {
-            if !stderr.is_empty() && !stderr.ends_with('\n') {
-                stderr.push('\n');
-            }
-            stderr.push_str(&note);
-            stderr.push('\n');
-        }
-    }
+    let grace = spec
+        .timeout
+        .saturating_sub(started.elapsed())
+        .min(PIPE_GRACE);
+    drain([out_task, err_task], grace).await;
     RawOutcome {
-        exit_code: code,
+        exit_code: exit_code(status),
         stdout: take(&out_buf),
-        stderr,
+        stderr: take(&err_buf),
         timed_out: false,
         error: None,
         json: None,

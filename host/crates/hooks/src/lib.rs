@@ -76,8 +76,8 @@ pub use dispatch::{
     SESSION_END_BASE_BUDGET, SESSION_END_MAX_BUDGET, dispatch,
 };
 pub use exec::{
-    ConfinedProcess, MAX_CAPTURE_BYTES, McpToolCall, McpToolReply, McpToolRunner, PIPE_GRACE,
-    ProcessConfiner, RawOutcome, WasmHookCall, WasmHookRunner,
+    ConfinedChild, ConfinedProcess, Launch, MAX_CAPTURE_BYTES, McpToolCall, McpToolReply,
+    McpToolRunner, PIPE_GRACE, ProcessConfiner, RawOutcome, WasmHookCall, WasmHookRunner,
 };
 pub use handler::{
     CommandHandler, Handler, HandlerKind, HttpHandler, MAX_TIMEOUT, MILLISECOND_TIMEOUT_THRESHOLD,

@@ -29,8 +29,26 @@ use crate::sandbox::SandboxState;
 /// in case the host lost track of the call.
 const BACKSTOP_GRACE: Duration = Duration::from_secs(5);
 
+/// A confined program started, and what undoes its confinement after it.
 #[cfg(target_os = "linux")]
-pub(super) type Confined = warden_confine::Guard;
+pub(super) type Confined = (warden_confine::Child, Guard);
+#[cfg(target_os = "linux")]
+pub(super) type Guard = warden_confine::Guard;
+#[cfg(not(target_os = "linux"))]
+pub(super) type Confined = (std::convert::Infallible, Guard);
+#[cfg(not(target_os = "linux"))]
+pub(super) type Guard = std::convert::Infallible;
+
+/// Restores what the call changed of protected paths; returns them.
+#[cfg(target_os = "linux")]
+pub(super) fn finish(guard: Guard) -> Result<Vec<PathBuf>, String> {
+    guard.finish().map_err(|e| e.to_string())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(super) fn finish(guard: Guard) -> Result<Vec<PathBuf>, String> {
+    match guard {}
+}
 
 /// Files in those homes that hold credentials or servers' environments: denied.
 #[cfg(target_os = "linux")]
@@ -65,15 +83,21 @@ impl SandboxState {
         roots
     }
 
-    /// Confines `cmd`, or says why it cannot run. `Ok(None)`: the kernel cannot confine and
-    /// the user allowed unconfined programs.
+    /// Starts `argv` confined (with exactly `env`, in `cwd`, output piped, input piped or
+    /// `/dev/null`), or says why it cannot run. `Ok(None)`: the kernel cannot confine and the
+    /// user allowed unconfined programs; the caller starts it unconfined.
     #[cfg(target_os = "linux")]
-    pub(super) fn confine(
+    pub(super) fn spawn_confined(
         &mut self,
-        cmd: &mut tokio::process::Command,
+        argv: &[String],
+        cwd: &std::path::Path,
+        env: &[(String, String)],
+        piped_stdin: bool,
         limit: Duration,
     ) -> Result<Option<Confined>, ExecError> {
-        use warden_confine::{ConfineError, Confinement, PROJECT_DENIED};
+        use warden_confine::{
+            ConfineError, Confinement, PROJECT_DENIED, Program, SpawnError, Stdio,
+        };
 
         let settings = self.calls.exec.processes.clone();
         let roots = self.process_roots();
@@ -119,18 +143,45 @@ impl SandboxState {
         c = c
             .network(settings.network)
             .timeout(limit.saturating_add(BACKSTOP_GRACE));
-        match c.confine(cmd.as_std_mut()) {
-            Ok(guard) => Ok(Some(guard)),
-            Err(e @ (ConfineError::Unsupported { .. } | ConfineError::NoSeccomp))
-                if settings.allow_unconfined =>
-            {
+        let mut program = Program::new(&argv[0]);
+        program
+            .args(&argv[1..])
+            .current_dir(cwd)
+            .stdin(if piped_stdin {
+                Stdio::Piped
+            } else {
+                Stdio::Null
+            })
+            .stdout(Stdio::Piped)
+            .stderr(Stdio::Piped);
+        for (k, v) in env {
+            program.env(k, v);
+        }
+        match c.spawn(&program) {
+            Ok(started) => Ok(Some(started)),
+            Err(SpawnError::Confine(
+                e @ (ConfineError::Unsupported { .. } | ConfineError::NoSeccomp),
+            )) if settings.allow_unconfined => {
                 self.calls.log.push(
                     "warn",
                     format!("running the program unconfined (sandbox.allowUnconfined): {e}"),
                 );
                 Ok(None)
             }
-            Err(e) => Err(ExecError::Denied(e.to_string())),
+            Err(SpawnError::Confine(e)) => Err(ExecError::Denied(e.to_string())),
+            Err(SpawnError::Start(e)) => Err(match e.kind() {
+                std::io::ErrorKind::NotFound => ExecError::NotFound(format!("{}: {e}", argv[0])),
+                // The program lies outside what the sandbox lets programs read.
+                std::io::ErrorKind::PermissionDenied => {
+                    let hints = self.readable_hints(Some(std::path::Path::new(&argv[0])), &[]);
+                    ExecError::Failed(format!(
+                        "cannot start {}: {e}{}",
+                        argv[0],
+                        hints.iter().map(|h| format!("; {h}")).collect::<String>()
+                    ))
+                }
+                _ => ExecError::Failed(format!("cannot start {}: {e}", argv[0])),
+            }),
         }
     }
 
@@ -162,9 +213,12 @@ impl SandboxState {
     }
 
     #[cfg(not(target_os = "linux"))]
-    pub(super) fn confine(
+    pub(super) fn spawn_confined(
         &mut self,
-        _cmd: &mut tokio::process::Command,
+        _argv: &[String],
+        _cwd: &std::path::Path,
+        _env: &[(String, String)],
+        _piped_stdin: bool,
         _limit: Duration,
     ) -> Result<Option<Confined>, ExecError> {
         if self.calls.exec.processes.allow_unconfined {

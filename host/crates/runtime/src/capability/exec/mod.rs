@@ -37,9 +37,9 @@ use super::Provider;
 use super::env::EnvGrant;
 use super::fs::absolute;
 use crate::bindings::{WitVersion, since_v0_1};
-use warden_vocab::Capability;
 use crate::latest::exec::{ExecError, Host, Options, Output};
 use crate::sandbox::SandboxState;
+use warden_vocab::Capability;
 
 pub(super) const PROVIDER: Provider = Provider {
     capability: Some(Capability::Exec),
@@ -278,62 +278,58 @@ impl SandboxState {
             return Err(ExecError::Failed("the call's deadline has passed".into()));
         }
 
-        let mut cmd = tokio::process::Command::new(&argv[0]);
-        cmd.args(&argv[1..])
-            .current_dir(&cwd)
-            .env_clear()
-            .env("PATH", &path_var)
-            .stdin(if options.stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
         let granted = EnvGrant(&self.grant.env);
+        let mut env: Vec<(String, String)> = vec![("PATH".into(), path_var.clone())];
         for (k, v) in &self.ctx.env {
             if granted.allows(k) {
-                cmd.env(k, v);
+                env.push((k.clone(), v.clone()));
             }
         }
         for (k, v) in &options.env {
             if granted.allows(k) && !k.contains(['=', '\0']) && !v.contains('\0') {
-                cmd.env(k, v);
+                env.push((k.clone(), v.clone()));
             }
         }
-        let confined = self.confine(&mut cmd, limit)?;
-        let mut ending = match &confined {
-            // The supervisor must not be SIGKILLed: processes that left its session would
-            // survive it. It is asked to end the call instead.
-            Some(_) => Ending::Supervisor(None),
+        let piped_stdin = options.stdin.is_some();
+        let confined = self.spawn_confined(&argv, &cwd, &env, piped_stdin, limit)?;
+        let (mut child, confined) = match confined {
+            #[cfg(target_os = "linux")]
+            Some((child, guard)) => (Proc::Confined(child), Some(guard)),
+            #[cfg(not(target_os = "linux"))]
+            Some((never, _)) => match never {},
             None => {
-                cmd.process_group(0).kill_on_drop(true);
-                Ending::Group(None)
+                let mut cmd = tokio::process::Command::new(&argv[0]);
+                cmd.args(&argv[1..])
+                    .current_dir(&cwd)
+                    .env_clear()
+                    .envs(env.iter().map(|(k, v)| (k, v)))
+                    .stdin(if piped_stdin {
+                        Stdio::piped()
+                    } else {
+                        Stdio::null()
+                    })
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .process_group(0)
+                    .kill_on_drop(true);
+                let child = cmd.spawn().map_err(|e| match e.kind() {
+                    std::io::ErrorKind::NotFound => {
+                        ExecError::NotFound(format!("{}: {e}", argv[0]))
+                    }
+                    _ => ExecError::Failed(format!("cannot start {}: {e}", argv[0])),
+                })?;
+                let group = child.id().and_then(|id| i32::try_from(id).ok());
+                (Proc::Plain(child, Ending(group)), None)
             }
         };
-
-        let mut child = cmd.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => ExecError::NotFound(format!("{}: {e}", argv[0])),
-            // The program lies outside what the sandbox lets programs read.
-            std::io::ErrorKind::PermissionDenied if confined.is_some() => {
-                let hints = self.readable_hints(Some(Path::new(&argv[0])), &[]);
-                ExecError::Failed(format!(
-                    "cannot start {}: {e}{}",
-                    argv[0],
-                    hints.iter().map(|h| format!("; {h}")).collect::<String>()
-                ))
-            }
-            _ => ExecError::Failed(format!("cannot start {}: {e}", argv[0])),
-        })?;
-        ending.started(child.id());
-        let stdin_task = match (child.stdin.take(), options.stdin) {
+        let stdin_task = match (child.stdin(), options.stdin) {
             (Some(mut pipe), Some(bytes)) => Some(tokio::spawn(async move {
                 // A child that exits without reading closes the pipe; that is not an error.
                 let _ = pipe.write_all(&bytes).await;
             })),
             _ => None,
         };
-        let (Some(out), Some(err)) = (child.stdout.take(), child.stderr.take()) else {
+        let (Some(out), Some(err)) = (child.stdout(), child.stderr()) else {
             return Err(ExecError::Failed(
                 "cannot capture the program's output".into(),
             ));
@@ -344,18 +340,18 @@ impl SandboxState {
         let (status, timed_out) = match tokio::time::timeout(limit, child.wait()).await {
             Ok(Ok(s)) => (s.code().unwrap_or(-1), false),
             Ok(Err(e)) => {
-                ending.end();
+                child.end();
                 return Err(ExecError::Failed(format!("waiting for {}: {e}", argv[0])));
             }
             Err(_) => (-1, true),
         };
         // Unconfined, background children of the program hold the pipes open until the group
-        // goes; confined, the supervisor has killed them already.
+        // goes; confined, they ended with the call.
         if timed_out {
-            ending.end();
+            child.end();
             let _ = child.wait().await;
         }
-        ending.reaped();
+        child.reaped();
         if let Some(t) = stdin_task {
             t.abort();
         }
@@ -376,8 +372,7 @@ impl SandboxState {
             }
         }
         if let Some(guard) = confined {
-            let restored = guard
-                .finish()
+            let restored = confine::finish(guard)
                 .map_err(|e| ExecError::Failed(format!("{} ended, but {e}", argv[0])))?;
             if !restored.is_empty() {
                 let names: Vec<String> = restored.iter().map(|p| p.display().to_string()).collect();
@@ -400,51 +395,91 @@ impl SandboxState {
     }
 }
 
-/// How the processes of one `exec` are ended early (timeout, or the call abandoned at its
-/// deadline, when the future is dropped): an unconfined program's process group is killed; a
-/// confined program's supervisor is asked to kill every process of the call.
-enum Ending {
-    Group(Option<i32>),
-    Supervisor(Option<u32>),
+/// The process of one `exec`: confined (ended as a whole by `warden_confine::Child::end`,
+/// also when dropped), or unconfined in its own process group.
+enum Proc {
+    #[cfg(target_os = "linux")]
+    Confined(warden_confine::Child),
+    Plain(tokio::process::Child, Ending),
 }
 
-impl Ending {
-    fn started(&mut self, pid: Option<u32>) {
+type Reader = Box<dyn AsyncRead + Unpin + Send>;
+type Writer = Box<dyn tokio::io::AsyncWrite + Unpin + Send>;
+
+#[cfg(target_os = "linux")]
+fn pipe_end<T: From<std::os::fd::OwnedFd>>(fd: Option<std::os::fd::OwnedFd>) -> Option<T> {
+    fd.map(T::from)
+}
+
+impl Proc {
+    fn stdin(&mut self) -> Option<Writer> {
         match self {
-            Ending::Group(g) => *g = pid.and_then(|id| i32::try_from(id).ok()),
-            Ending::Supervisor(s) => *s = pid,
+            #[cfg(target_os = "linux")]
+            Proc::Confined(c) => pipe_end::<std::process::ChildStdin>(c.stdin.take())
+                .and_then(|p| tokio::process::ChildStdin::from_std(p).ok())
+                .map(|p| Box::new(p) as Writer),
+            Proc::Plain(c, _) => c.stdin.take().map(|p| Box::new(p) as Writer),
         }
     }
 
-    /// The child has been waited for: its pid may be reused now, so the supervisor is not
-    /// signalled any more (it has ended every process of the call already). An unconfined
-    /// group is still killed: its leader's exit does not end the rest of it.
-    fn reaped(&mut self) {
+    fn stdout(&mut self) -> Option<Reader> {
         match self {
-            Ending::Group(_) => self.end(),
-            Ending::Supervisor(s) => *s = None,
+            #[cfg(target_os = "linux")]
+            Proc::Confined(c) => pipe_end::<std::process::ChildStdout>(c.stdout.take())
+                .and_then(|p| tokio::process::ChildStdout::from_std(p).ok())
+                .map(|p| Box::new(p) as Reader),
+            Proc::Plain(c, _) => c.stdout.take().map(|p| Box::new(p) as Reader),
         }
     }
 
+    fn stderr(&mut self) -> Option<Reader> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Proc::Confined(c) => pipe_end::<std::process::ChildStderr>(c.stderr.take())
+                .and_then(|p| tokio::process::ChildStderr::from_std(p).ok())
+                .map(|p| Box::new(p) as Reader),
+            Proc::Plain(c, _) => c.stderr.take().map(|p| Box::new(p) as Reader),
+        }
+    }
+
+    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        match self {
+            #[cfg(target_os = "linux")]
+            Proc::Confined(c) => c.wait_async().await,
+            Proc::Plain(c, _) => c.wait().await,
+        }
+    }
+
+    /// Ends every process of the call early (timeout, or the call abandoned).
     fn end(&mut self) {
         match self {
-            Ending::Group(g) => {
-                if let Some(pgid) = g.take() {
-                    // SAFETY: kill(2) has no memory effects; a negative pid names the process
-                    // group this call created (the child is its leader), and a stale group
-                    // only yields ESRCH.
-                    unsafe {
-                        libc::kill(-pgid, libc::SIGKILL);
-                    }
-                }
+            #[cfg(target_os = "linux")]
+            Proc::Confined(c) => {
+                let _ = c.end();
             }
-            Ending::Supervisor(s) => {
-                if let Some(pid) = s.take() {
-                    #[cfg(target_os = "linux")]
-                    let _ = warden_confine::end_call(pid);
-                    #[cfg(not(target_os = "linux"))]
-                    let _ = pid;
-                }
+            Proc::Plain(_, e) => e.end(),
+        }
+    }
+
+    /// The program has been waited for. An unconfined group is still killed: its leader's
+    /// exit does not end the rest of it.
+    fn reaped(&mut self) {
+        if let Proc::Plain(_, e) = self {
+            e.end();
+        }
+    }
+}
+
+/// The process group of an unconfined program, killed when the call ends or is dropped.
+struct Ending(Option<i32>);
+
+impl Ending {
+    fn end(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            // SAFETY: kill(2) has no memory effects; a negative pid names the process group
+            // this call created (the child is its leader), and a stale group only yields ESRCH.
+            unsafe {
+                libc::kill(-pgid, libc::SIGKILL);
             }
         }
     }
