@@ -156,6 +156,10 @@ impl Env {
     }
 
     fn run(&self, args: &[&str]) -> Output {
+        self.run_with_timeout(args, 60)
+    }
+
+    fn run_with_timeout(&self, args: &[&str], timeout_secs: u32) -> Output {
         Command::new(WARDEN)
             .args(args)
             .current_dir(&self.project)
@@ -163,7 +167,7 @@ impl Env {
             .env("WARDEN_NO_CLAUDE_CONFIG", "1")
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
             .env("DOCKER_CONFIG", self.work.join("docker"))
-            .env("WARDEN_OCI_TIMEOUT_SECS", "60")
+            .env("WARDEN_OCI_TIMEOUT_SECS", timeout_secs.to_string())
             .stdin(Stdio::null())
             .output()
             .expect("run warden")
@@ -603,4 +607,68 @@ fn five_mib_install_cold_and_cached() {
         cold.as_secs_f64() * 1e3,
         cached.as_secs_f64() * 1e3
     );
+}
+
+/// A registry that answers `/v2/` and then drips a manifest one byte a second, or never
+/// answers at all: the install fails at its deadline instead of hanging, and nothing is
+/// installed.
+#[test]
+fn hanging_or_dripping_registry_times_out() {
+    for drip in [false, true] {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let host = listener.local_addr().expect("addr").to_string();
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut c) = conn else { return };
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 4096];
+                    let n = c.read(&mut buf).unwrap_or(0);
+                    let req = String::from_utf8_lossy(&buf[..n]).to_string();
+                    if req.starts_with("GET /v2/ ") {
+                        let _ = c.write_all(
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: application/json\r\n\r\n{}",
+                        );
+                        return;
+                    }
+                    if drip {
+                        let _ = c.write_all(
+                            b"HTTP/1.1 200 OK\r\nContent-Type: application/vnd.oci.image.manifest.v1+json\r\nContent-Length: 100000\r\n\r\n",
+                        );
+                        for _ in 0..120 {
+                            if c.write_all(b" ").is_err() {
+                                return;
+                            }
+                            std::thread::sleep(Duration::from_secs(1));
+                        }
+                    } else {
+                        std::thread::sleep(Duration::from_secs(120));
+                    }
+                });
+            }
+        });
+        let env = Env::new();
+        let t = Instant::now();
+        let out = env.run_with_timeout(
+            &[
+                "plugin",
+                "install",
+                &format!("oci://{host}/team/tool:1.0"),
+                "--yes",
+            ],
+            3,
+        );
+        let took = t.elapsed();
+        assert!(!out.status.success(), "{}", peers::text(&out));
+        assert!(
+            took < Duration::from_secs(30),
+            "drip={drip}: took {took:?}: {}",
+            peers::text(&out)
+        );
+        let text = peers::text(&out);
+        assert!(
+            text.contains("did not finish within 3s") || text.contains("timed out"),
+            "drip={drip}: {text}"
+        );
+        env.nothing_installed();
+    }
 }
