@@ -266,7 +266,9 @@ fn guard_problem(
             Some(_) => "from $WARDEN_HOME".to_string(),
             None => format!(
                 "~/.warden, as this hook process sees HOME ({}); WARDEN_HOME is not set",
-                std::env::var("HOME").unwrap_or_default()
+                warden_vocab::home_dir()
+                    .map(|h| h.display().to_string())
+                    .unwrap_or_default()
             ),
         };
         return Some(format!(

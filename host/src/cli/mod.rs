@@ -229,16 +229,7 @@ pub(crate) fn cache_dir() -> Option<std::path::PathBuf> {
 
 /// The first non-empty line of `s`, trimmed, cut to `max` characters with `…`.
 pub(crate) fn first_line(s: &str, max: usize) -> String {
-    let line = s
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    if line.chars().count() > max {
-        format!("{}…", line.chars().take(max).collect::<String>())
-    } else {
-        line.to_string()
-    }
+    warden_vocab::text::truncate_chars(warden_vocab::text::first_line(s), max)
 }
 
 /// Prints configuration warnings on stderr for a command that is about something else (`check`,

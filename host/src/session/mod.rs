@@ -37,6 +37,7 @@ use warden_hooks::{DispatchOptions, HookConfig, HookConfigBuilder, PluginContext
 use warden_permissions::{Mode, Permissions, PermissionsError};
 use warden_plugins::{LoadedPlugin, PluginManager};
 use warden_vocab::GrantRoots;
+use warden_vocab::fs::create_private_dir;
 
 use crate::capability::{AskAt, PermissionPolicy};
 use crate::mcp::McpHub;
@@ -614,7 +615,7 @@ impl Session {
                 .opts
                 .user_home
                 .clone()
-                .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+                .or_else(warden_vocab::home_dir)
                 .filter(|h| h.is_absolute());
             let launched = launched::launched_files(self, user_home.as_deref());
             ProcessConfinement {
@@ -681,7 +682,7 @@ fn build_permissions(
     let home = opts
         .user_home
         .clone()
-        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+        .or_else(warden_vocab::home_dir)
         .unwrap_or_else(|| PathBuf::from("/"));
     let popts = warden_permissions::Options {
         cwd: opts.cwd.clone(),
@@ -791,18 +792,6 @@ fn broken_warden_part(plugin: &LoadedPlugin) -> Option<String> {
             errors.join("; ")
         }
     ))
-}
-
-/// A plugin's data directory, readable by the user alone.
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
-    }
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-    b.create(dir)
 }
 
 fn read_manifest(root: &Path) -> Option<Value> {

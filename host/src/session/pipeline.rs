@@ -1034,7 +1034,7 @@ pub(crate) fn closest_name<'a>(name: &str, names: impl Iterator<Item = &'a str>)
         let d = if n.to_lowercase() == lower {
             0
         } else {
-            edit_distance(&lower, &n.to_lowercase())
+            warden_vocab::text::edit_distance(&lower, &n.to_lowercase())
         };
         let limit = if name.chars().count() <= 3 { 1 } else { 2 };
         if d <= limit && best.is_none_or(|(b, _)| d < b) {
@@ -1042,22 +1042,6 @@ pub(crate) fn closest_name<'a>(name: &str, names: impl Iterator<Item = &'a str>)
         }
     }
     best.map(|(_, n)| n.to_string())
-}
-
-/// Levenshtein distance, by characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// What the agent loop tells the model of a call refused before it ran, in the words of

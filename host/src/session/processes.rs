@@ -289,7 +289,7 @@ impl ProcessProfiles {
         let (network, project_writable) = match origin {
             ProcessOrigin::Plugin { id, root, data_dir } => {
                 c = c.read(root);
-                super::create_private_dir(data_dir).map_err(|e| {
+                warden_vocab::fs::create_private_dir(data_dir).map_err(|e| {
                     format!(
                         "cannot create the data directory {}: {e}",
                         data_dir.display()
@@ -619,7 +619,7 @@ impl Explainer {
 fn toolchain_hint(path: &Path, write: bool) -> Option<String> {
     #[cfg(target_os = "linux")]
     if !write {
-        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let home = warden_vocab::home_dir();
         return warden_confine::hint::readable_paths_hint(path, home.as_deref());
     }
     let _ = (path, write);

@@ -108,7 +108,7 @@ impl ClaudeConfig {
         Self::from_vars(
             std::env::var_os(NO_CLAUDE_CONFIG_ENV).as_deref(),
             std::env::var_os(CLAUDE_CONFIG_DIR_ENV).as_deref(),
-            std::env::var_os("HOME").as_deref(),
+            warden_vocab::home_dir().as_deref().map(Path::as_os_str),
         )
     }
 

@@ -162,10 +162,8 @@ impl Home {
         if let Some(v) = std::env::var_os(HOME_ENV).filter(|v| !v.is_empty()) {
             return Ok(Home::new(PathBuf::from(v)));
         }
-        let home = std::env::var_os("HOME")
-            .filter(|v| !v.is_empty())
-            .ok_or(ConfigError::NoHome)?;
-        Ok(Home::new(PathBuf::from(home).join(".warden")))
+        let home = warden_vocab::home_dir().ok_or(ConfigError::NoHome)?;
+        Ok(Home::new(home.join(".warden")))
     }
 
     /// The home directory itself.
@@ -684,20 +682,7 @@ pub fn merge_into(dst: &mut Map<String, Value>, src: &Map<String, Value>) {
     }
 }
 
-/// Levenshtein distance, in characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
+pub use warden_vocab::text::edit_distance;
 
 /// The closest known name within a small edit distance (case-insensitive), for "did you mean".
 pub fn did_you_mean<'a>(unknown: &str, known: &[&'a str]) -> Option<&'a str> {

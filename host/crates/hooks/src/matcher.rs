@@ -317,11 +317,12 @@ fn compile_js_regex(pattern: &str) -> Result<Matcher, MatcherError> {
             .size_limit(REGEX_SIZE_LIMIT)
             .build()
             .map(Matcher::Regex)
-            .map_err(|e| invalid(pattern, &first_line(&e.to_string())))
+            .map_err(|e| invalid(pattern, &regex_error_line(&e.to_string())))
     }
 }
 
-fn first_line(s: &str) -> String {
+/// The line of a regex compile error that says what is wrong (its `error:` line, else the last).
+fn regex_error_line(s: &str) -> String {
     s.lines()
         .find(|l| l.starts_with("error:"))
         .unwrap_or_else(|| s.lines().last().unwrap_or(s))

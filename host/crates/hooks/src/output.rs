@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use crate::exec::{HttpOutcome, RawOutcome};
 use crate::handler::OnFailure;
 use warden_vocab::Event;
+use warden_vocab::text::first_line;
 
 /// Cap on hook output strings (`additionalContext`, `systemMessage`, plain stdout), in characters.
 pub const MAX_OUTPUT_CHARS: usize = 10_000;
@@ -254,13 +255,6 @@ fn fail_closed(label: &str, timed_out: bool) -> Outcome {
         reason: format!("[{label}]: {what}; blocking because onFailure is \"block\""),
         fail_closed: true,
     }
-}
-
-fn first_line(s: &str) -> &str {
-    s.lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
 }
 
 fn strip_ansi(s: &str) -> String {

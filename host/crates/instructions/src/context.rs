@@ -80,9 +80,7 @@ impl ContextOptions {
             cwd: cwd.into(),
             home,
             claude_dir: None,
-            user_home: std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from),
+            user_home: warden_vocab::home_dir(),
             managed_dir: None,
             settings: Settings::default(),
             plugins: Vec::new(),

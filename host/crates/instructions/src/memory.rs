@@ -35,7 +35,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
@@ -867,22 +867,9 @@ fn collect_md(
     }
 }
 
-/// Lexical normalisation: removes `.` and folds `..` without touching the filesystem.
-pub(crate) fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+/// Lexical normalisation that keeps a `..` it cannot fold (an import may climb above the
+/// file that names it).
+pub(crate) use warden_vocab::paths::normalise_keeping_leading_parents as normalize;
 
 pub(crate) fn canonical_or_self(p: &Path) -> PathBuf {
     std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())

@@ -15,7 +15,7 @@ use crate::shell;
 /// a pattern more specific than a bare command name (`Bash(git push *)`) also runs the hook
 /// when the command contains `$()`, backticks or `$VAR`, because the real command is unknown.
 pub fn if_filter_matches(rule: &str, tool_name: &str, tool_input: &Value, cwd: &Path) -> bool {
-    let home = std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from);
+    let home = warden_vocab::home_dir().unwrap_or_else(|| PathBuf::from("/"));
     let anchors = Anchors {
         cwd,
         home: &home,

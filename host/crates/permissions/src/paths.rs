@@ -343,18 +343,10 @@ pub fn expand_glob(pattern: &Path, limit: usize) -> Option<Vec<PathBuf>> {
     Some(current)
 }
 
-/// Removes `.` and `..` components lexically.
+/// [`warden_vocab::paths::normalise_clamped`], with `/` for a path that normalises to nothing
+/// (`a/..`): the rules match absolute paths, and an empty one would match no rule at all.
 pub fn normalise(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
+    let out = warden_vocab::paths::normalise_clamped(p);
     if out.as_os_str().is_empty() {
         PathBuf::from("/")
     } else {

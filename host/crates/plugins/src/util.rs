@@ -1,6 +1,5 @@
 //! Small helpers shared by the modules: JSON positions, edit distance, timestamps, atomic writes.
 
-use std::io::Write;
 use std::path::Path;
 
 /// 1-based (line, column) of the first `"key"` followed by `:` in `text`.
@@ -170,16 +169,7 @@ pub(crate) fn now_iso() -> String {
     )
 }
 
-/// Writes `bytes` to `path` atomically: a temp file in the same directory, fsync, rename.
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::Builder::new().prefix(".tmp-").tempfile_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
-}
+pub(crate) use warden_vocab::fs::write_atomic;
 
 /// Moves the directory `new` to `dest`, replacing whatever directory is there, such that a
 /// crash at any instant leaves either the old or the new directory at `dest`, never none. The

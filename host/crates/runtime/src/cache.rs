@@ -15,7 +15,6 @@
 //! file that has not changed reuse its recorded digest without being read.
 
 use std::hash::{Hash, Hasher};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -23,6 +22,7 @@ use wasmtime::component::Component;
 use wasmtime::{Engine, Precompiled};
 
 use super::RuntimeError;
+use warden_vocab::fs::{create_private_dir, write_atomic};
 
 /// How a component was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,7 +187,7 @@ impl CompileCache {
         let dir = artifact.parent().unwrap_or(Path::new("."));
         create_private_dir(dir)?;
         let bytes = component.serialize().map_err(std::io::Error::other)?;
-        write_atomic(dir, artifact, &bytes)?;
+        write_atomic(artifact, &bytes)?;
         let meta = std::fs::metadata(artifact)?;
         write_sidecar(sidecar, &sha256_hex(&bytes), &meta)
     }
@@ -263,11 +263,7 @@ fn write_sidecar(path: &Path, sha256: &str, meta: &std::fs::Metadata) -> std::io
         "{sha256} {} {} {} {} {}\n",
         id.dev, id.ino, id.size, id.ctime_ns, id.mtime_ns
     );
-    write_atomic(
-        path.parent().unwrap_or(Path::new(".")),
-        path,
-        text.as_bytes(),
-    )
+    write_atomic(path, text.as_bytes())
 }
 
 fn compile(engine: &Engine, wasm: &[u8], name: &str) -> Result<Component, RuntimeError> {
@@ -275,41 +271,4 @@ fn compile(engine: &Engine, wasm: &[u8], name: &str) -> Result<Component, Runtim
         component: name.to_string(),
         message: format!("{e:#}"),
     })
-}
-
-fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
-}
-
-fn write_atomic(dir: &Path, dest: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut tmp = tempfile_in(dir)?;
-    tmp.1.write_all(bytes)?;
-    tmp.1.sync_all()?;
-    std::fs::rename(&tmp.0, dest)
-}
-
-fn tempfile_in(dir: &Path) -> std::io::Result<(PathBuf, std::fs::File)> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let name = format!(
-        ".tmp-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    let path = dir.join(name);
-    let mut opts = std::fs::OpenOptions::new();
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        opts.mode(0o600);
-    }
-    let f = opts.open(&path)?;
-    Ok((path, f))
 }

@@ -63,10 +63,7 @@ impl ProcessConfinement {
     /// The defaults for the current user: confined, home from `$HOME`, no network.
     pub fn for_current_user() -> Self {
         ProcessConfinement {
-            home: std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(PathBuf::from)
-                .filter(|h| h.is_absolute()),
+            home: warden_vocab::home_dir().filter(|h| h.is_absolute()),
             ..ProcessConfinement::default()
         }
     }

@@ -7,15 +7,19 @@
 //!
 //! Invariants:
 //! * no dependency on wasmtime, tokio or another warden crate: a crate that needs only these
-//!   words (the plugin manager, the hook engine) does not link the engine through them.
+//!   words (the plugin manager, the hook engine) does not link the engine through them;
+//! * the helpers every layer needs ([`home_dir`], [`fs`], [`paths`], [`text`]) live here once,
+//!   each meaning under its own name (the two path normalisations differ on purpose).
 
 pub mod capability;
 pub mod decision;
 pub mod env;
 pub mod event;
+pub mod fs;
 pub mod handler;
 pub mod hook_result;
 pub mod paths;
+pub mod text;
 pub mod world;
 
 pub use capability::{

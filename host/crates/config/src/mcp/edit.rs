@@ -455,47 +455,14 @@ impl Doc {
     }
 }
 
-/// Writes `bytes` to `path` through a new file in the same directory renamed over it, with
-/// permission bits `mode`, or with `keep_mode` those of the file it replaces.
+/// [`warden_vocab::fs::write_atomic_mode`], its error naming `path`.
 fn write_atomic(path: &Path, bytes: &[u8], mode: u32, keep_mode: bool) -> Result<(), EditError> {
-    use std::io::Write as _;
-    let err = |source| EditError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(err)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    #[cfg(unix)]
-    let mode = {
-        use std::os::unix::fs::PermissionsExt as _;
-        match std::fs::metadata(path) {
-            Ok(m) if keep_mode => m.permissions().mode() & 0o7777,
-            _ => mode,
+    warden_vocab::fs::write_atomic_mode(path, bytes, mode, keep_mode).map_err(|source| {
+        EditError::Write {
+            path: path.to_path_buf(),
+            source,
         }
-    };
-    let mut opts = std::fs::OpenOptions::new();
-    // `create_new` refuses a file or link already at the temporary name.
-    opts.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        opts.mode(mode);
-    }
-    let result = (|| {
-        let mut f = opts.open(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(err)
+    })
 }
 
 /// Where `scope`'s servers are kept for a session in `cwd`.
