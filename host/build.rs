@@ -11,10 +11,16 @@ use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 
-/// (crate name, plugin directory) of the example plugins; each is a lean (`#![no_std]`) hook
-/// in a cargo workspace of its own, so no std guest turns on `std` in the dependencies they
-/// share.
-const EXAMPLES: &[(&str, &str)] = &[("protect_secrets", "protect-secrets")];
+/// (crate name, plugin directory) of the example plugins written in Rust, each in a cargo
+/// workspace of its own, so a std guest never turns on `std` in the dependencies a lean
+/// (`#![no_std]`) one shares. Every plugin the example marketplace lists is built here (or has
+/// no component), so each is ready to install after the first build; the examples in other
+/// languages need their toolchains and are built with `warden build`.
+const EXAMPLES: &[(&str, &str)] = &[
+    ("protect_secrets", "protect-secrets"),
+    ("audit_log", "audit-log"),
+    ("json_query", "json-query"),
+];
 
 /// Packages of the built-in tools in the std guest workspace.
 const TOOLS: &[&str] = &[
@@ -87,14 +93,29 @@ fn main() {
 }
 
 /// `sdk_files.rs`: the WIT package and the Python, JavaScript and C SDKs, which `warden build`
-/// writes to a scratch directory, so a plugin needs nothing of the Warden checkout.
+/// writes to a scratch directory, so a plugin needs nothing of the Warden checkout; and the
+/// Rust SDK, which `warden new` copies into a Rust plugin.
 fn embed_sdk(root: &std::path::Path, out_dir: &std::path::Path) {
     let mut files = Vec::new();
-    for dir in ["wit", "sdk/python", "sdk/js", "sdk/c"] {
+    // `sdk/src`, `sdk/build.rs` and `sdk/Cargo.toml` are the Rust SDK, which `warden new`
+    // copies into a Rust plugin so it builds without this checkout.
+    for dir in [
+        "wit",
+        "sdk/python",
+        "sdk/js",
+        "sdk/c",
+        "sdk/src",
+        "sdk/build.rs",
+        "sdk/Cargo.toml",
+    ] {
         let path = root.join(dir);
         // A directory as well as its files: cargo then notices files added to it.
         println!("cargo:rerun-if-changed={}", path.display());
-        collect(root, &path, &mut files);
+        if path.is_file() {
+            files.push((dir.to_string(), path));
+        } else {
+            collect(root, &path, &mut files);
+        }
     }
     files.sort();
     let mut generated = String::from(

@@ -1650,6 +1650,14 @@ fn install_refuses_a_plugin_whose_component_is_missing_or_broken_until_it_is_bui
     let home = Home::new();
     let (_w, work) = tempdir();
     let mkt = example_marketplace(&work);
+    // The example marketplace lists only what the build builds; url-guard (C) is listed here.
+    let listing = mkt.join(".claude-plugin/marketplace.json");
+    let mut m = read_json(&listing);
+    m["plugins"]
+        .as_array_mut()
+        .expect("plugins")
+        .push(json!({"name": "url-guard", "source": "./url-guard"}));
+    std::fs::write(&listing, m.to_string()).expect("write marketplace.json");
     let source = mkt.join("url-guard");
     let wasm = source.join("wasm/url_guard.wasm");
     // Never committed, but another test binary may have built it in the checkout.

@@ -1,6 +1,12 @@
 //! `warden new`: a plugin directory with one hook or tool component, ready for
 //! `warden build` and `warden plugin validate`.
 //!
+//! Nothing generated names a path of the machine that built `warden`: a Rust plugin carries a
+//! copy of the Rust SDK and its WIT in `vendor/`, the other languages' SDKs are handed over by
+//! `warden build`. The directory is also a one-plugin marketplace
+//! (`.claude-plugin/marketplace.json`), and a tool's `describe()` name is its component's
+//! name, the name it is offered under.
+//!
 //! Like `cargo new`, it refuses a destination that already exists, and it writes the whole
 //! tree into a temporary sibling first, so an error leaves nothing half-made.
 
@@ -135,20 +141,88 @@ pub fn scaffold(dest: &Path, world: World, lang: GuestLang) -> Result<Scaffolded
     })
 }
 
-/// The `warden-sdk` dependency line of a Rust guest: the checkout this binary was built from
-/// when it is still there, else the repository.
-fn rust_sdk_dependency() -> String {
-    let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk");
-    match local.canonicalize() {
-        Ok(p) if p.join("Cargo.toml").is_file() => format!(
-            "warden_sdk = {{ package = \"warden-sdk\", path = {:?} }}",
-            p.display().to_string()
-        ),
-        _ => format!(
-            "warden_sdk = {{ package = \"warden-sdk\", git = \"{}\" }}",
-            env!("CARGO_PKG_REPOSITORY")
-        ),
+/// The `warden-sdk` dependency line of a Rust guest: the copy of the SDK in the plugin (see
+/// [`vendored_rust_sdk`]), so the plugin builds wherever it is put, with no path of the machine
+/// that built `warden` and no network beyond crates.io.
+const RUST_SDK_DEPENDENCY: &str =
+    "warden_sdk = { package = \"warden-sdk\", path = \"vendor/warden-sdk\" }";
+
+/// The Rust SDK as a Rust plugin keeps it: `vendor/warden-sdk/` (sources, build script and a
+/// manifest that stands alone) beside `vendor/wit/v0.1/`, the WIT package the SDK's build
+/// script and bindings read from `../wit/v0.1`. Both are the files compiled into this binary.
+pub fn vendored_rust_sdk() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (rel, bytes) in crate::build::embedded_files() {
+        let text = String::from_utf8_lossy(bytes).into_owned();
+        if *rel == "sdk/Cargo.toml" {
+            out.push((
+                "vendor/warden-sdk/Cargo.toml".to_string(),
+                standalone_manifest(&text),
+            ));
+        } else if *rel == "sdk/build.rs" || rel.starts_with("sdk/src/") {
+            let rest = rel.trim_start_matches("sdk/");
+            out.push((format!("vendor/warden-sdk/{rest}"), text));
+        } else if rel.starts_with("wit/v0.1/") {
+            out.push((format!("vendor/{rel}"), text));
+        }
     }
+    out.sort();
+    out
+}
+
+/// The SDK's manifest without what it inherits from Warden's workspace, which a plugin does
+/// not have: the inherited keys get this build's values, and the workspace lints go.
+fn standalone_manifest(text: &str) -> String {
+    let mut out = format!(
+        "# Warden's Rust SDK (warden-sdk {}), copied here by `warden new` so this plugin builds\n# without a Warden checkout. Replace this directory to move to another SDK version.\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut in_lints = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            in_lints = trimmed == "[lints]";
+        }
+        if in_lints {
+            continue;
+        }
+        let inherited = match trimmed {
+            "version.workspace = true" => {
+                Some(format!("version = \"{}\"", env!("CARGO_PKG_VERSION")))
+            }
+            "edition.workspace = true" => Some("edition = \"2024\"".to_string()),
+            "rust-version.workspace = true" => Some(format!(
+                "rust-version = \"{}\"",
+                env!("CARGO_PKG_RUST_VERSION")
+            )),
+            "license.workspace = true" => {
+                Some(format!("license = \"{}\"", env!("CARGO_PKG_LICENSE")))
+            }
+            "publish.workspace = true" => Some("publish = false".to_string()),
+            _ => None,
+        };
+        out.push_str(inherited.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+/// `.claude-plugin/marketplace.json`: the plugin directory is also a marketplace of one
+/// plugin (itself, `./`), so `warden plugin marketplace add DIR` and Claude Code's
+/// `/plugin marketplace add DIR` install it as they install any other.
+fn marketplace_json(name: &str, description: &str) -> String {
+    serde_json::to_string_pretty(&serde_json::json!({
+        "name": name,
+        "owner": { "name": author() },
+        "description": format!("The {name} plugin, under development."),
+        "plugins": [{
+            "name": name,
+            "source": "./",
+            "description": description,
+        }],
+    }))
+    .unwrap_or_default()
+        + "\n"
 }
 
 fn files(name: &str, world: World, lang: GuestLang) -> Vec<(String, String)> {
@@ -171,7 +245,7 @@ fn files(name: &str, world: World, lang: GuestLang) -> Vec<(String, String)> {
         s.replace("{{name}}", name)
             .replace("{{snake}}", &snake)
             .replace("{{camel}}", &camel)
-            .replace("{{sdk}}", &rust_sdk_dependency())
+            .replace("{{sdk}}", RUST_SDK_DEPENDENCY)
     };
     let source = template.source_path;
     let build = match lang {
@@ -197,17 +271,18 @@ fn files(name: &str, world: World, lang: GuestLang) -> Vec<(String, String)> {
         World::Hook => "A PreToolUse hook on Bash that denies `rm -rf /` and asks before `sudo`",
         World::Tool => "A tool that counts the lines, words and bytes of a text",
     };
+    let description = format!("{what}, as a sandboxed WebAssembly component.");
     let plugin_json = serde_json::to_string_pretty(&serde_json::json!({
         "name": name,
         "version": "0.1.0",
-        "description": format!("{what}, as a sandboxed WebAssembly component."),
+        "description": description,
         "author": { "name": author() },
         "keywords": ["warden", "wasm", world_name],
     }))
     .unwrap_or_default()
         + "\n";
     let readme = format!(
-        "# {name}\n\n{what}, written in {lang_title} and run by Warden as a WebAssembly component in a fresh sandbox\nfor every {call}: it gets no files, network, environment or programs unless `warden.toml` asks\nfor them and the user grants them.\n\n## Build\n\n```sh\nwarden build            # writes wasm/{name}.wasm\nwarden plugin validate .\n```\n\n{toolchain}\n\n## Try it\n\n{try_it}\n\n## Install\n\nAdd the directory that holds this plugin as a marketplace, or install it from one:\n`warden plugin install {name}@<marketplace>`.\n",
+        "# {name}\n\n{what}, written in {lang_title} and run by Warden as a WebAssembly component in a fresh sandbox\nfor every {call}: it gets no files, network, environment or programs unless `warden.toml` asks\nfor them and the user grants them.\n\n## Build\n\n```sh\nwarden build            # writes wasm/{name}.wasm\nwarden plugin validate .\n```\n\n{toolchain}\n\n## Try it\n\n{try_it}\n\n## Install\n\nThis directory is also a marketplace of one plugin (`.claude-plugin/marketplace.json`):\n\n```sh\nwarden plugin marketplace add .\nwarden plugin install {name}@{name}\n```\n\nTo try it without installing: `warden run --plugin-dir . ...`.\n",
         lang_title = match lang {
             GuestLang::Rust => "Rust",
             GuestLang::Python => "Python",
@@ -231,6 +306,10 @@ fn files(name: &str, world: World, lang: GuestLang) -> Vec<(String, String)> {
     let mut out = vec![
         (".claude-plugin/plugin.json".to_string(), plugin_json),
         ("warden.toml".to_string(), warden_toml),
+        (
+            ".claude-plugin/marketplace.json".to_string(),
+            marketplace_json(name, &description),
+        ),
         ("README.md".to_string(), readme),
         (
             ".gitignore".to_string(),
@@ -239,6 +318,9 @@ fn files(name: &str, world: World, lang: GuestLang) -> Vec<(String, String)> {
     ];
     for (path, text) in template.files {
         out.push((fill(path), fill(text)));
+    }
+    if lang == GuestLang::Rust {
+        out.extend(vendored_rust_sdk());
     }
     out
 }
@@ -326,9 +408,94 @@ mod templates {
     }
 
     const RUST_CARGO: &str = "[package]\nname = \"{{name}}\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[lib]\ncrate-type = [\"cdylib\"]\n\n[dependencies]\n{{sdk}}\nserde_json = \"1\"\n\n# Its own workspace, so it builds wherever the directory is put.\n[workspace]\n\n[profile.release]\n# Small components compile and instantiate faster.\nopt-level = \"s\"\nlto = true\ncodegen-units = 1\nstrip = true\npanic = \"abort\"\n";
-    const RUST_TOOLCHAIN: &str = "It needs Rust with the `wasm32-wasip2` target (`rustup target add wasm32-wasip2`);\n`warden build` runs `cargo build --release --target wasm32-wasip2` and copies the component.";
+    const RUST_TOOLCHAIN: &str = "It needs Rust with the `wasm32-wasip2` target (`rustup target add wasm32-wasip2`);\n`warden build` runs `cargo build --release --target wasm32-wasip2` and copies the component.\nWarden's Rust SDK is in `vendor/` (a copy `warden new` wrote), so the plugin builds anywhere.";
     const PYTHON_TOOLCHAIN: &str = "It needs `componentize-py` (`pip install componentize-py==0.25.1`). Warden's Python SDK\n(`warden_sdk`) is built into `warden` and handed to it by `warden build`.";
     const JS_TOOLCHAIN: &str = "It needs Node.js and the npm package `componentize-qjs` (`npm install`, which reads\n`package.json`). Warden's JavaScript SDK is built into `warden` and handed to it by `warden build`.";
     const C_TOOLCHAIN: &str = "It needs clang with wasi-libc (`apt-get install clang-19 lld-19 wasi-libc\nlibclang-rt-19-dev-wasm32`) and Rust's `wasm-component-ld` (it ships with rustup). Warden's C SDK\n(`warden.h` and the generated bindings) is built into `warden` and handed to clang by `warden build`.";
     const JS_PACKAGE: &str = "{\n  \"name\": \"{{name}}\",\n  \"private\": true,\n  \"type\": \"module\",\n  \"devDependencies\": {\n    \"componentize-qjs\": \"0.4.5\"\n  }\n}\n";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WORLDS: [World; 2] = [World::Hook, World::Tool];
+
+    #[test]
+    fn no_generated_file_names_a_path_of_the_build_machine() {
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("the checkout")
+            .to_string_lossy()
+            .into_owned();
+        for lang in GuestLang::ALL {
+            for world in WORLDS {
+                for (path, text) in files("word-count", world, lang) {
+                    assert!(
+                        !text.contains(&checkout),
+                        "{lang} {path} names the checkout {checkout}"
+                    );
+                    // The SDK's own sources are copied as they are (its build script writes `{{`).
+                    assert!(
+                        path.starts_with("vendor/") || !text.contains("{{"),
+                        "{lang} {path} has a placeholder left"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_rust_plugin_carries_a_standalone_sdk_and_its_wit() {
+        let files = files("word-count", World::Tool, GuestLang::Rust);
+        let get = |p: &str| {
+            files
+                .iter()
+                .find(|(path, _)| path == p)
+                .map(|(_, t)| t.clone())
+                .unwrap_or_else(|| panic!("{p} is not generated"))
+        };
+        assert!(get("Cargo.toml").contains("path = \"vendor/warden-sdk\""));
+        let manifest: toml::Table = get("vendor/warden-sdk/Cargo.toml")
+            .parse()
+            .expect("the vendored manifest parses");
+        assert!(manifest.get("lints").is_none(), "{manifest:?}");
+        let package = manifest["package"].as_table().expect("[package]");
+        for key in ["version", "edition", "rust-version", "license", "publish"] {
+            assert!(
+                !package[key].is_table(),
+                "{key} is still inherited from a workspace: {package:?}"
+            );
+        }
+        assert_eq!(package["name"].as_str(), Some("warden-sdk"));
+        get("vendor/warden-sdk/build.rs");
+        get("vendor/warden-sdk/src/lib.rs");
+        for wit in ["log", "fs", "exec", "http", "env"] {
+            get(&format!("vendor/wit/v0.1/{wit}.wit"));
+        }
+    }
+
+    #[test]
+    fn the_plugin_is_a_marketplace_of_itself_and_tools_are_named_after_their_component() {
+        for lang in GuestLang::ALL {
+            let files = files("word-count", World::Tool, lang);
+            let mkt = files
+                .iter()
+                .find(|(p, _)| p == ".claude-plugin/marketplace.json")
+                .expect("marketplace.json");
+            let mkt: serde_json::Value = serde_json::from_str(&mkt.1).expect("JSON");
+            assert_eq!(mkt["plugins"][0]["name"], "word-count");
+            assert_eq!(mkt["plugins"][0]["source"], "./");
+            assert_eq!(mkt["plugins"].as_array().map(Vec::len), Some(1));
+            let source = &files
+                .iter()
+                .find(|(p, _)| p.contains("tool") || p == "src/lib.rs");
+            let (path, text) = source.expect("the tool's source");
+            assert!(
+                text.contains("\"word-count\""),
+                "{lang} {path}: describe() does not name the tool word-count"
+            );
+            assert!(!text.contains("\"WordCount\""), "{lang} {path}");
+        }
+    }
 }

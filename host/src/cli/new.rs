@@ -12,7 +12,8 @@ use warden_plugins::{GuestLang, World};
 #[command(after_help = "Examples:
   warden new hook --lang python no-drop-table     a Python PreToolUse hook in ./no-drop-table
   warden new tool --lang rust tools/word-count    a Rust tool in ./tools/word-count
-  cd no-drop-table && warden build && warden plugin validate .")]
+  cd no-drop-table && warden build && warden plugin validate .
+  warden plugin marketplace add . && warden plugin install no-drop-table@no-drop-table")]
 pub struct Args {
     /// What the component is: a hook (called on events) or a tool (called by the model).
     kind: Kind,
@@ -75,5 +76,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         format!("cd {} && warden build", made.dir.display())
     };
     println!("Next: {setup} && warden plugin validate .");
+    // The directory is a marketplace of this one plugin.
+    println!(
+        "Then: warden plugin marketplace add . && warden plugin install {}@{}",
+        made.name, made.name
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,8 @@
 #include <string.h>
 
 void warden_tool_describe(warden_tool_info *info) {
-    info->name = "{{camel}}";
+    /* The tool is offered as mcp__plugin_{{name}}_warden__{{name}}: keep this the component name. */
+    info->name = "{{name}}";
     info->description = "Counts the lines, words and bytes of a text, like `wc`.";
     info->input_schema =
         "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\","

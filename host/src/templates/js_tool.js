@@ -2,7 +2,8 @@
 import { tool, ToolOutput, ToolError } from "warden";
 
 export const { describe, invoke } = tool({
-  name: "{{camel}}",
+  // The tool is offered as mcp__plugin_{{name}}_warden__{{name}}: keep this the component name.
+  name: "{{name}}",
   description: "Counts the lines, words and bytes of a text, like `wc`.",
   inputSchema: {
     type: "object",

@@ -4,7 +4,8 @@ from warden_sdk import InvalidInput, ToolOutput, tool
 
 
 @tool(
-    name="{{camel}}",
+    # The tool is offered as mcp__plugin_{{name}}_warden__{{name}}: keep this the component name.
+    name="{{name}}",
     description="Counts the lines, words and bytes of a text, like `wc`.",
     input_schema={
         "type": "object",

@@ -8,7 +8,8 @@ struct {{camel}};
 impl Tool for {{camel}} {
     fn describe() -> ToolInfo {
         ToolInfo {
-            name: "{{camel}}".into(),
+            // The tool is offered as mcp__plugin_{{name}}_warden__{{name}}: keep this the component name.
+            name: "{{name}}".into(),
             description: "Counts the lines, words and bytes of a text, like `wc`.".into(),
             input_schema: json!({
                 "type": "object",
