@@ -107,6 +107,7 @@ pub(super) fn build(
     root: &Path,
     sdk: &Sdk,
     work: &Path,
+    on_line: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, BuildError> {
     let mut found = Vec::new();
     for (tool, path, install) in tools(target.spec.lang, root) {
@@ -128,8 +129,10 @@ pub(super) fn build(
     };
     let out = work.join(format!("{}.wasm", target.name));
     match target.spec.lang {
-        GuestLang::Rust => rust(target, &found[0], work),
-        GuestLang::Python => python(target, &found[0], sdk, work, world, &out).map(|()| out),
+        GuestLang::Rust => rust(target, &found[0], work, on_line),
+        GuestLang::Python => {
+            python(target, &found[0], sdk, work, world, &out, on_line).map(|()| out)
+        }
         GuestLang::Js => {
             let mut cmd = Command::new(&found[0]);
             cmd.arg(sdk.dir.join("js").join("build.mjs"))
@@ -144,7 +147,7 @@ pub(super) fn build(
                 .arg("--componentize-qjs")
                 .arg(&found[1])
                 .current_dir(work);
-            run(target, "node", &mut cmd)?;
+            run(target, "node", &mut cmd, on_line)?;
             Ok(out)
         }
         GuestLang::C => {
@@ -173,7 +176,7 @@ pub(super) fn build(
                 .arg(gen_dir.join(format!("{world}.c")))
                 .arg(gen_dir.join(format!("{world}_component_type.o")))
                 .current_dir(work);
-            run(target, "clang", &mut cmd)?;
+            run(target, "clang", &mut cmd, on_line)?;
             Ok(out)
         }
     }
@@ -202,6 +205,7 @@ fn python(
     work: &Path,
     world: &str,
     out: &Path,
+    on_line: &mut dyn FnMut(&str),
 ) -> Result<(), BuildError> {
     let source = &target.source_paths[0];
     let module = source
@@ -281,10 +285,15 @@ fn python(
         .env("RUST_BACKTRACE", "0")
         .env("RUST_LIB_BACKTRACE", "0")
         .current_dir(work);
-    run(target, "componentize-py", &mut cmd).map(|_| ())
+    run(target, "componentize-py", &mut cmd, on_line).map(|_| ())
 }
 
-fn rust(target: &BuildTarget, cargo: &Path, work: &Path) -> Result<PathBuf, BuildError> {
+fn rust(
+    target: &BuildTarget,
+    cargo: &Path,
+    work: &Path,
+    on_line: &mut dyn FnMut(&str),
+) -> Result<PathBuf, BuildError> {
     let dir = &target.source_paths[0];
     let manifest = dir.join("Cargo.toml");
     let krate = crate_name(&manifest).ok_or_else(|| BuildError::BadOutput {
@@ -292,11 +301,17 @@ fn rust(target: &BuildTarget, cargo: &Path, work: &Path) -> Result<PathBuf, Buil
         path: manifest.clone(),
         message: "has no `[package] name` (or `[lib] name`) to find the built component by".into(),
     })?;
-    // A shared target directory (CARGO_TARGET_DIR) lets several guests build their common
-    // dependencies once.
+    // One target directory for every guest (CARGO_TARGET_DIR, else Warden's cache) builds
+    // their common dependencies once, so a second plugin builds in seconds; and it keeps
+    // `target/` out of the plugin, which an install would otherwise copy whole.
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .filter(|d| !d.is_empty())
         .map(PathBuf::from)
+        .or_else(|| {
+            warden_config::Home::from_env()
+                .ok()
+                .map(|h| h.cache_dir().join("cargo-target"))
+        })
         .unwrap_or_else(|| dir.join("target"));
     let mut cmd = Command::new(cargo);
     cmd.args([
@@ -322,7 +337,7 @@ fn rust(target: &BuildTarget, cargo: &Path, work: &Path) -> Result<PathBuf, Buil
     ] {
         cmd.env_remove(var);
     }
-    run(target, "cargo build", &mut cmd)?;
+    run(target, "cargo build", &mut cmd, on_line)?;
     Ok(target_dir
         .join("wasm32-wasip2")
         .join("release")

@@ -4,7 +4,9 @@
 //! into its `path`. The WIT of `warden:plugin` and the guest SDKs of Python, JavaScript and C
 //! are compiled into this binary, so a plugin directory needs nothing but its own sources:
 //! they are written to a scratch directory for each build. Rust guests use the `warden-sdk`
-//! crate their `Cargo.toml` names.
+//! crate their `Cargo.toml` names (`warden new` copies it into the plugin's `vendor/`), and
+//! build in one target directory shared by all of them (`CARGO_TARGET_DIR`, else
+//! `$WARDEN_HOME/cache/cargo-target`), outside the plugin.
 //!
 //! | lang | tool (looked up on `PATH`, or the variable) | what runs |
 //! |---|---|---|
@@ -126,6 +128,14 @@ pub enum BuildEvent<'a> {
         /// How many will be built.
         total: usize,
     },
+    /// A line the toolchain printed while building (cargo's `Compiling …`, for one), as it
+    /// comes: a build of minutes shows where it is.
+    Output {
+        /// The component being built.
+        target: &'a BuildTarget,
+        /// The line, trimmed.
+        line: &'a str,
+    },
     /// A component was built and moved into place.
     Finished(&'a Built),
 }
@@ -201,7 +211,9 @@ pub fn build_plugin(
         let work = scratch.path().join("work").join(&target.name);
         std::fs::create_dir_all(&work).map_err(io(&work))?;
         let started = Instant::now();
-        let produced = lang::build(target, &root, &sdk, &work)?;
+        let produced = lang::build(target, &root, &sdk, &work, &mut |line| {
+            observe(BuildEvent::Output { target, line })
+        })?;
         let elapsed = started.elapsed();
         check_component(target, &produced)?;
         let (bytes, sha256) = install(&root, target, &produced)?;
@@ -343,22 +355,57 @@ fn install(
     ))
 }
 
-/// Runs `cmd`, returning its combined output; a failure becomes [`BuildError::Failed`].
+/// Runs `cmd`, returning its combined output (stdout, then stderr) and handing each line of
+/// its stderr, where toolchains report progress, to `on_line` as it comes; a failure becomes
+/// [`BuildError::Failed`].
 pub(crate) fn run(
     target: &BuildTarget,
     tool: &str,
     cmd: &mut Command,
+    on_line: &mut dyn FnMut(&str),
 ) -> Result<String, BuildError> {
-    let out = cmd.output().map_err(|e| BuildError::Failed {
+    use std::io::{BufRead, Read};
+    let failed = |e: std::io::Error| BuildError::Failed {
         component: target.name.clone(),
         lang: target.spec.lang,
         tool: tool.to_string(),
         status: "could not start".into(),
         output: e.to_string(),
-    })?;
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    if out.status.success() {
+    };
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(failed)?;
+    // stdout is drained on its own thread, so a toolchain that fills that pipe while this
+    // one reads stderr never blocks.
+    let stdout = child.stdout.take().map(|mut pipe| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = pipe.read_to_end(&mut bytes);
+            bytes
+        })
+    });
+    let mut err = Vec::new();
+    if let Some(pipe) = child.stderr.take() {
+        let mut reader = std::io::BufReader::new(pipe);
+        let mut line = Vec::new();
+        while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+            let text = String::from_utf8_lossy(&line);
+            let shown = text.trim();
+            if !shown.is_empty() {
+                on_line(shown);
+            }
+            err.extend_from_slice(&line);
+            line.clear();
+        }
+    }
+    let status = child.wait().map_err(failed)?;
+    let out_bytes = stdout.and_then(|t| t.join().ok()).unwrap_or_default();
+    let mut text = String::from_utf8_lossy(&out_bytes).into_owned();
+    text.push_str(&String::from_utf8_lossy(&err));
+    if status.success() {
         return Ok(text);
     }
     // The end of a toolchain's output is where the error is.
@@ -376,7 +423,7 @@ pub(crate) fn run(
         component: target.name.clone(),
         lang: target.spec.lang,
         tool: tool.to_string(),
-        status: out.status.to_string(),
+        status: status.to_string(),
         output: output.trim_end().to_string(),
     })
 }

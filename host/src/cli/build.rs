@@ -3,12 +3,12 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use warden::build::{BuildEvent, build_plugin, toolchain_status};
+use warden::build::{BuildEvent, Built, build_plugin, toolchain_status};
 
 #[derive(Parser)]
 #[command(after_help = "Examples:
@@ -51,7 +51,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     refuse_installed_copy(&args.dir)?;
     // A bar on a terminal only: piped output stays plain lines.
-    let bar = if std::io::stderr().is_terminal() && !args.json {
+    let tty = std::io::stderr().is_terminal() && !args.json;
+    let bar = if tty {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg} {elapsed}")
@@ -63,6 +64,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         ProgressBar::hidden()
     };
     let json = args.json;
+    let mut started = Instant::now();
+    let mut said = Instant::now();
     let result = build_plugin(
         &args.dir,
         args.component.as_deref(),
@@ -72,9 +75,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
                 index,
                 total,
             } => {
+                started = Instant::now();
+                said = started;
                 bar.set_length(total as u64);
                 bar.set_position(index as u64);
                 bar.set_message(format!("building {} ({})", target.name, target.spec.lang));
+                if !tty && !json {
+                    eprintln!("building {} ({})…", target.name, target.spec.lang);
+                }
+            }
+            BuildEvent::Output { target, line } => {
+                let line = super::first_line(line, 60);
+                bar.set_message(format!(
+                    "building {} ({}): {line}",
+                    target.name, target.spec.lang
+                ));
+                // Without a bar, a long build still says where it is, every 15 s at most.
+                if !tty && !json && said.elapsed() >= PROGRESS_EVERY {
+                    said = Instant::now();
+                    eprintln!(
+                        "  {} ({:.0} s): {line}",
+                        target.name,
+                        started.elapsed().as_secs_f64()
+                    );
+                }
             }
             BuildEvent::Finished(b) => {
                 bar.inc(1);
@@ -94,9 +118,56 @@ pub fn run(args: Args) -> Result<ExitCode> {
             }
         },
     );
+    let built = match result {
+        Ok(built) => built,
+        Err(e) => {
+            bar.finish_and_clear();
+            return Err(e.into());
+        }
+    };
+    precompile(&args.dir, &built, &bar, json);
     bar.finish_and_clear();
-    result?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How often a build without a progress bar prints where it is.
+const PROGRESS_EVERY: Duration = Duration::from_secs(15);
+
+/// Compiles each built component into the compile cache (the engine settings every command
+/// uses), so the first `warden hook-wasm`, `tool` or session call of it, and of the copy an
+/// install makes, maps compiled code instead of compiling: seconds for an interpreter guest.
+/// A component that does not compile is only reported: the build stands, and it is refused
+/// with the same error when it is used.
+fn precompile(dir: &std::path::Path, built: &[Built], bar: &ProgressBar, json: bool) {
+    let Ok(home) = warden_config::Home::from_env() else {
+        return;
+    };
+    let config = warden::session::SessionOptions::new(dir, home).runtime;
+    let runtime = match warden::runtime::Runtime::shared(config) {
+        Ok(r) => r,
+        Err(e) => {
+            if !json {
+                bar.suspend(|| eprintln!("warning: cannot compile the components ahead: {e}"));
+            }
+            return;
+        }
+    };
+    for b in built {
+        bar.set_message(format!("compiling {} for its first call", b.name));
+        let started = Instant::now();
+        match runtime.precompile_file(&b.path) {
+            Ok(_) if !json => bar.suspend(|| {
+                println!(
+                    "compiled {} for its first call ({:.1} s)",
+                    b.name,
+                    started.elapsed().as_secs_f64()
+                )
+            }),
+            Ok(_) => {}
+            Err(e) if !json => bar.suspend(|| eprintln!("warning: component `{}`: {e}", b.name)),
+            Err(_) => {}
+        }
+    }
 }
 
 /// Refuses to build in an installed copy of a plugin (under Warden's plugin cache): the files

@@ -39,12 +39,12 @@ pub use bindings::{PACKAGE as WIT_PACKAGE, WitVersion, latest, since_v0_1};
 pub use cache::{CacheOutcome, CompileCache, sha256_hex};
 pub use capability::{EnvGrant, ExecGrant, NetGrant};
 pub use component_cache::ComponentCache;
-pub use warden_vocab::{Capability, FsGrant, Grant, HookDecision as Decision, HookResult, World};
 pub use limits::Limits;
 pub use sandbox::{
     CallContext, Captured, DeniedPaths, HookCall, LogRecord, Policy, ProcessConfinement, ToolCall,
     ToolCallOutcome, UnrestrictedPolicy,
 };
+pub use warden_vocab::{Capability, FsGrant, Grant, HookDecision as Decision, HookResult, World};
 
 use sandbox::SandboxState;
 
@@ -512,6 +512,24 @@ impl Runtime {
     /// The engine-wide settings.
     pub fn config(&self) -> &RuntimeConfig {
         &self.config
+    }
+
+    /// Compiles the component file at `path` into the compile cache, and records its digest
+    /// for the path, so the first [`load_file`](Self::load_file) of it (in this process or
+    /// any later one with the same engine settings and cache) maps the compiled code instead
+    /// of compiling, and a first call costs what any call does (`warden build` calls this for
+    /// what it built). Nothing is checked against a grant: nothing runs.
+    pub fn precompile_file(&self, path: &Path) -> Result<CacheOutcome, RuntimeError> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| path.display().to_string());
+        let path = std::path::absolute(path).map_err(|source| RuntimeError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let (_, outcome, _) = self.cache.load_path(&self.engine, &path, &name)?;
+        Ok(outcome)
     }
 
     /// Reads and loads a component file (see [`load`](Self::load)). The name in errors is the
