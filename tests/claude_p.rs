@@ -311,6 +311,7 @@ fn a_permission_request_hook_answers_an_ask_nobody_could() {
             "cwd",
             "prompt_id",
             "permission_mode",
+            "effort",
             "hook_event_name",
             "tool_name",
             "tool_input",
@@ -433,6 +434,7 @@ turns:
     let tool = [
         "prompt_id",
         "permission_mode",
+        "effort",
         "tool_name",
         "tool_input",
         "tool_use_id",
@@ -479,6 +481,7 @@ turns:
         with(&[
             "prompt_id",
             "permission_mode",
+            "effort",
             "stop_hook_active",
             "last_assistant_message",
             "background_tasks",
@@ -556,5 +559,574 @@ fn read_answers_in_claude_codes_shape_to_the_model_and_to_hooks() {
     assert_eq!(
         p.log("batch")[0]["tool_calls"][0]["tool_response"],
         "1\thello\n2\t"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// A fake Messages API on loopback, for runs against `ANTHROPIC_BASE_URL`.
+
+/// A Messages API on 127.0.0.1 that answers each request with the next canned SSE body, and
+/// keeps the requests.
+fn fake_messages_api(replies: Vec<String>) -> (String, std::sync::mpsc::Receiver<Value>) {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for body in replies {
+            let Ok((stream, _)) = listener.accept() else {
+                return;
+            };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut request = vec![0; length];
+            reader.read_exact(&mut request).expect("body");
+            let _ = tx.send(serde_json::from_slice::<Value>(&request).unwrap_or(Value::Null));
+            let mut out = stream;
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    (url, rx)
+}
+
+/// One scripted turn (`{text}` and/or `{tool_use: [{id, name, input}]}`) as the SSE events
+/// of a streamed Messages API answer.
+fn sse_turn(turn: &Value, n: usize) -> String {
+    let mut events = vec![
+        json!({"type": "message_start", "message": {"id": format!("msg_{n}"),
+        "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+        "usage": {"input_tokens": 10, "output_tokens": 0}}}),
+    ];
+    let mut index = 0;
+    if let Some(text) = turn["text"].as_str() {
+        events.push(json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "text", "text": ""}}));
+        events.push(json!({"type": "content_block_delta", "index": index,
+            "delta": {"type": "text_delta", "text": text}}));
+        events.push(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    let calls = turn["tool_use"].as_array().cloned().unwrap_or_default();
+    for call in &calls {
+        events.push(json!({"type": "content_block_start", "index": index,
+            "content_block": {"type": "tool_use", "id": call["id"], "name": call["name"], "input": {}}}));
+        events.push(json!({"type": "content_block_delta", "index": index,
+            "delta": {"type": "input_json_delta", "partial_json": call["input"].to_string()}}));
+        events.push(json!({"type": "content_block_stop", "index": index}));
+        index += 1;
+    }
+    let stop = if calls.is_empty() {
+        "end_turn"
+    } else {
+        "tool_use"
+    };
+    events.push(
+        json!({"type": "message_delta", "delta": {"stop_reason": stop},
+        "usage": {"output_tokens": 5}}),
+    );
+    events.push(json!({"type": "message_stop"}));
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+        .collect()
+}
+
+fn text_turns(texts: &[&str]) -> Vec<String> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| sse_turn(&json!({"text": t}), i))
+        .collect()
+}
+
+impl Project {
+    /// `warden run` against a fake Messages API at `url`.
+    fn warden_api(&self, url: &str, args: &[&str]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_warden"))
+            .arg("run")
+            .args(args)
+            .current_dir(&self.dir)
+            .env("WARDEN_HOME", self.root.join("home"))
+            .env("HOME", &self.root)
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .env("WARDEN_NO_CLAUDE_CONFIG", "1")
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", url)
+            .env_remove("ANTHROPIC_MODEL")
+            .env_remove("OPENAI_BASE_URL")
+            .env_remove("CLAUDE_CODE_EFFORT_LEVEL")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run warden")
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The differential test: the cases of tests/fixtures/claude-p/cases.json, run by `warden run -p`
+// against the fake API; what each logging hook received is compared field by field with what
+// Claude Code sent its hooks in the same case (tests/fixtures/claude-p/recordings, made by
+// tests/fixtures/claude-p/record.py).
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/claude-p")
+}
+
+/// The recording a logged hook input is compared with: `<Event>__<Tool>`, `SessionStart__<source>`,
+/// or `<Event>`.
+fn recording_name(v: &Value) -> String {
+    let event = v["hook_event_name"].as_str().unwrap_or_default();
+    let tool = v["tool_name"]
+        .as_str()
+        .or(v["tool_calls"][0]["tool_name"].as_str())
+        .or(v["source"].as_str());
+    match tool {
+        Some(t) => format!("{event}__{t}"),
+        None => event.to_string(),
+    }
+}
+
+/// Values that differ between any two runs: ids, paths of the run, timings.
+const VARYING: &[&str] = &["session_id", "transcript_path", "prompt_id", "duration_ms"];
+
+fn normalise(v: &Value, cwd: &str) -> Value {
+    match v {
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| {
+                    let v = if VARYING.contains(&k.as_str()) {
+                        json!("<varies>")
+                    } else {
+                        normalise(v, cwd)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(|v| normalise(v, cwd)).collect()),
+        Value::String(s) => Value::String(s.replace(cwd, "/home/dev/project")),
+        other => other.clone(),
+    }
+}
+
+/// Every difference between Claude Code's `want` and Warden's `got`, one line each.
+fn differences(at: &str, want: &Value, got: &Value, out: &mut Vec<String>) {
+    match (want, got) {
+        (Value::Object(w), Value::Object(g)) => {
+            for (k, wv) in w {
+                match g.get(k) {
+                    Some(gv) => differences(&format!("{at}.{k}"), wv, gv, out),
+                    None => out.push(format!("{at}.{k}: missing (Claude Code sends {wv})")),
+                }
+            }
+            for k in g.keys().filter(|k| !w.contains_key(*k)) {
+                out.push(format!("{at}.{k}: extra (Claude Code sends no such field)"));
+            }
+        }
+        (Value::Array(w), Value::Array(g)) if w.len() == g.len() => {
+            for (i, (wv, gv)) in w.iter().zip(g).enumerate() {
+                differences(&format!("{at}[{i}]"), wv, gv, out);
+            }
+        }
+        _ if want != got => out.push(format!("{at}: Claude Code {want}, Warden {got}")),
+        _ => {}
+    }
+}
+
+/// Runs one case of cases.json and returns every hook input logged, in order.
+fn run_case(case: &Value) -> (Project, Vec<Value>) {
+    let p = Project::new(json!({}));
+    let cwd = p.dir.display().to_string();
+    for (file, content) in case["files"].as_object().into_iter().flatten() {
+        std::fs::write(p.dir.join(file), content.as_str().unwrap_or_default()).expect("file");
+    }
+    let mut settings = json!({});
+    let log = p.hook("all", "true");
+    let events = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PermissionRequest",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Stop",
+        "SessionEnd",
+    ];
+    settings["hooks"] = events
+        .iter()
+        .map(|e| (e.to_string(), log.clone()))
+        .collect();
+    p.settings(settings);
+    let turns: Vec<String> = case["turns"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, t)| {
+            let t: Value =
+                serde_json::from_str(&t.to_string().replace("$CWD", &cwd)).expect("turn");
+            sse_turn(&t, i)
+        })
+        .collect();
+    let (url, _requests) = fake_messages_api(turns);
+    let prompt = case["prompt"].as_str().unwrap_or("go");
+    let mut args = vec!["-p", prompt, "--output-format", "json"];
+    args.extend(
+        case["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str),
+    );
+    let out = p.warden_api(&url, &args);
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    let logged = p.log("all");
+    (p, logged)
+}
+
+#[test]
+fn hook_inputs_match_claude_codes_recordings_field_by_field() {
+    let cases: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixtures().join("cases.json")).expect("cases.json"),
+    )
+    .expect("cases.json is JSON");
+    let mut found = Vec::new();
+    let mut compared = 0;
+    for (name, case) in cases.as_object().expect("cases") {
+        let (p, logged) = run_case(case);
+        let cwd = p.dir.display().to_string();
+        let dir = fixtures().join("recordings").join(name);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("recordings")
+            .map(|e| e.expect("entry").path())
+            .collect();
+        files.sort();
+        for file in files {
+            let stem = file
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default();
+            let want: Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).expect("recording"))
+                    .expect("recording is JSON");
+            let Some(got) = logged.iter().find(|v| recording_name(v) == stem) else {
+                found.push(format!("{name}/{stem}: Warden never fired it"));
+                continue;
+            };
+            compared += 1;
+            differences(
+                &format!("{name}/{stem}"),
+                &normalise(&want, "/home/dev/project"),
+                &normalise(got, &cwd),
+                &mut found,
+            );
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "hook inputs differ from Claude Code's:\n{}",
+        found.join("\n")
+    );
+    assert!(compared >= 24, "only {compared} recordings compared");
+}
+
+#[test]
+fn the_comparison_finds_a_changed_field() {
+    // The differential test would fail on a payload that strays: a wrong value, a missing
+    // field and an extra one are each named.
+    let want = json!({"tool_response": {"type": "create", "originalFile": null}, "a": 1});
+    let got = json!({"tool_response": {"type": "update"}, "a": 1, "model": "x"});
+    let mut found = Vec::new();
+    differences("w", &want, &got, &mut found);
+    assert_eq!(
+        found,
+        [
+            "w.tool_response.type: Claude Code \"create\", Warden \"update\"",
+            "w.tool_response.originalFile: missing (Claude Code sends null)",
+            "w.model: extra (Claude Code sends no such field)",
+        ]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Resuming, continuing and compacting.
+
+fn session_id_of(out: &Output) -> String {
+    let v: Value = serde_json::from_str(stdout(out).trim()).expect("result JSON");
+    v["session_id"].as_str().expect("session_id").to_string()
+}
+
+fn user_texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| m["content"].to_string())
+        .collect()
+}
+
+#[test]
+fn resume_and_continue_rebuild_the_conversation_from_the_transcript() {
+    let p = Project::new(json!({}));
+    p.settings(json!({"hooks": {"SessionStart": p.hook("start", "true")}}));
+    let (url, requests) = fake_messages_api(text_turns(&["noted", "it was 42", "still 42"]));
+    let first = p.warden_api(&url, &["-p", "remember 42", "--output-format", "json"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let id = session_id_of(&first);
+    requests.recv().expect("first request");
+
+    let again = p.warden_api(
+        &url,
+        &[
+            "--resume",
+            &id,
+            "-p",
+            "which number?",
+            "--output-format",
+            "json",
+        ],
+    );
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(session_id_of(&again), id, "a resumed run keeps its session");
+    let asked = requests.recv().expect("second request");
+    let texts = user_texts(&asked);
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert!(
+        texts[0].contains("remember 42") && texts[1].contains("noted"),
+        "{texts:?}"
+    );
+    assert!(texts[2].contains("which number?"), "{texts:?}");
+
+    let cont = p.warden_api(
+        &url,
+        &["--continue", "-p", "sure?", "--output-format", "json"],
+    );
+    assert!(cont.status.success(), "{}", stderr(&cont));
+    assert_eq!(session_id_of(&cont), id);
+    let texts = user_texts(&requests.recv().expect("third request"));
+    assert_eq!(texts.len(), 5, "{texts:?}");
+    assert!(texts[3].contains("it was 42"), "{texts:?}");
+
+    let sources: Vec<(String, String)> = p
+        .log("start")
+        .iter()
+        .map(|v| {
+            (
+                v["source"].as_str().unwrap_or_default().to_string(),
+                v["session_id"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            ("startup".to_string(), id.clone()),
+            ("resume".to_string(), id.clone()),
+            ("resume".to_string(), id.clone()),
+        ]
+    );
+
+    // A session with no transcript is an error naming the file.
+    let missing = p.warden_api(&url, &["--resume", "no-such-session", "-p", "x"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        stderr(&missing).contains("no-such-session.jsonl"),
+        "{}",
+        stderr(&missing)
+    );
+}
+
+#[test]
+fn compact_now_summarises_and_puts_the_memory_back_read_again_from_disk() {
+    let p = Project::new(json!({}));
+    std::fs::write(p.dir.join("CLAUDE.md"), "Memory version one.\n").expect("memory");
+    let log = p.hook("compact", "true");
+    let pre = p.hook("pre", "echo 'Mention every file touched.'");
+    p.settings(
+        json!({"hooks": {"PreCompact": pre, "PostCompact": log.clone(),
+        "SessionStart": log.clone(), "InstructionsLoaded": log}}),
+    );
+    let (url, requests) =
+        fake_messages_api(text_turns(&["hello", "SUMMARY: said hello", "carrying on"]));
+    let first = p.warden_api(&url, &["-p", "hi", "--output-format", "json"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let id = session_id_of(&first);
+    let asked = requests.recv().expect("first request");
+    assert!(user_texts(&asked)[0].contains("Memory version one."));
+
+    // The memory changes on disk; compaction must put back what is there now.
+    std::fs::write(p.dir.join("CLAUDE.md"), "Memory version two.\n").expect("memory");
+    let compact = p.warden_api(
+        &url,
+        &[
+            "--resume",
+            &id,
+            "-p",
+            "/compact keep the numbers",
+            "--output-format",
+            "json",
+        ],
+    );
+    assert!(compact.status.success(), "{}", stderr(&compact));
+    let summary_request = requests.recv().expect("summary request");
+    let ask = user_texts(&summary_request).pop().unwrap_or_default();
+    assert!(
+        ask.contains("keep the numbers") && ask.contains("Mention every file touched."),
+        "the instructions of /compact and of the PreCompact hook reach the summariser: {ask}"
+    );
+    assert!(
+        summary_request["tools"]
+            .as_array()
+            .is_none_or(|t| t.is_empty()),
+        "no tools for the summary"
+    );
+    let pre = p.log("pre");
+    assert_eq!(pre[0]["trigger"], "manual");
+    assert_eq!(pre[0]["custom_instructions"], "keep the numbers");
+    let events: Vec<String> = p
+        .log("compact")
+        .iter()
+        .map(|v| {
+            format!(
+                "{} {}",
+                v["hook_event_name"].as_str().unwrap_or_default(),
+                v["source"]
+                    .as_str()
+                    .or(v["trigger"].as_str())
+                    .or(v["load_reason"].as_str())
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "InstructionsLoaded session_start",
+            "SessionStart startup",
+            "InstructionsLoaded session_start",
+            "SessionStart resume",
+            "InstructionsLoaded compact",
+            "PostCompact manual",
+            "SessionStart compact",
+        ]
+    );
+
+    // The next run goes on from the summary, with the memory as it is now in front of it.
+    let next = p.warden_api(
+        &url,
+        &["--continue", "-p", "go on", "--output-format", "json"],
+    );
+    assert!(next.status.success(), "{}", stderr(&next));
+    let texts = user_texts(&requests.recv().expect("request after compaction"));
+    assert_eq!(
+        texts.len(),
+        2,
+        "the summary replaced the messages: {texts:?}"
+    );
+    assert!(
+        texts[0].contains("Memory version two.") && texts[0].contains("SUMMARY: said hello"),
+        "{}",
+        texts[0]
+    );
+    assert!(
+        !texts.iter().any(|t| t.contains("Memory version one.")),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn setup_fires_with_init_and_maintenance_before_session_start() {
+    let p = Project::new(json!({}));
+    let log = p.hook("life", "true");
+    p.settings(json!({"hooks": {"Setup": log.clone(), "SessionStart": log}}));
+    let (url, _requests) = fake_messages_api(text_turns(&["one", "two"]));
+    let names = |p: &Project| -> Vec<String> {
+        p.log("life")
+            .iter()
+            .map(|v| {
+                format!(
+                    "{} {}",
+                    v["hook_event_name"].as_str().unwrap_or_default(),
+                    v["trigger"]
+                        .as_str()
+                        .or(v["source"].as_str())
+                        .unwrap_or_default()
+                )
+            })
+            .collect()
+    };
+    let out = p.warden_api(&url, &["-p", "hi", "--init"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = p.warden_api(&url, &["-p", "hi", "--maintenance"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = p.warden_api(&url, &["--init-only"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        names(&p),
+        [
+            "Setup init",
+            "SessionStart startup",
+            "Setup maintenance",
+            "SessionStart startup",
+            "Setup init",
+        ]
+    );
+    let setup = &p.log("life")[0];
+    assert_eq!(
+        keys(setup),
+        sorted(&[
+            "session_id",
+            "transcript_path",
+            "cwd",
+            "hook_event_name",
+            "trigger"
+        ])
+    );
+}
+
+#[test]
+fn effort_rides_on_tool_events_and_stop_and_follows_the_flag() {
+    let p = Project::new(json!({}));
+    let log = p.hook("effort", "true");
+    p.settings(json!({"hooks": {"Stop": log.clone(), "UserPromptSubmit": log}}));
+    let (url, _requests) = fake_messages_api(text_turns(&["one", "two"]));
+    let out = p.warden_api(&url, &["-p", "hi"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = p.warden_api(&url, &["-p", "hi", "--effort", "high"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let logged = p.log("effort");
+    let effort: Vec<(String, Value)> = logged
+        .iter()
+        .map(|v| {
+            (
+                v["hook_event_name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                v["effort"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        effort,
+        [
+            ("UserPromptSubmit".to_string(), Value::Null),
+            ("Stop".to_string(), json!({"level": "medium"})),
+            ("UserPromptSubmit".to_string(), Value::Null),
+            ("Stop".to_string(), json!({"level": "high"})),
+        ]
     );
 }

@@ -190,6 +190,142 @@ pub struct ReadFile {
     pub total_lines: u64,
 }
 
+/// One hunk of a file change, as Claude Code's `structuredPatch` holds it (jsdiff's shape):
+/// 1-based starts, line counts, and the lines prefixed ` `, `-` or `+` without their newline.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchHunk {
+    /// The hunk's first line in the old text (the line before it when it has none).
+    pub old_start: u64,
+    /// Its lines in the old text.
+    pub old_lines: u64,
+    /// The hunk's first line in the new text (the line before it when it has none).
+    pub new_start: u64,
+    /// Its lines in the new text.
+    pub new_lines: u64,
+    /// The lines, prefixed.
+    pub lines: Vec<String>,
+}
+
+/// Lines of context around each change, as Claude Code's patches have.
+const PATCH_CONTEXT: usize = 3;
+
+/// The hunks turning `old` into `new`, with [`PATCH_CONTEXT`] lines of context, as
+/// Claude Code computes `structuredPatch`; a last line without its newline is followed by
+/// `\ No newline at end of file`, as jsdiff marks it.
+pub fn structured_patch(old: &str, new: &str) -> Vec<PatchHunk> {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut hunks = Vec::new();
+    for group in diff.grouped_ops(PATCH_CONTEXT) {
+        let (Some(first), Some(last)) = (group.first(), group.last()) else {
+            continue;
+        };
+        let old_lines = (last.old_range().end - first.old_range().start) as u64;
+        let new_lines = (last.new_range().end - first.new_range().start) as u64;
+        let start = |s: usize, n: u64| if n == 0 { s as u64 } else { s as u64 + 1 };
+        let mut lines = Vec::new();
+        for op in &group {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Equal => ' ',
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                };
+                let value = change.value();
+                let text = value.strip_suffix('\n').unwrap_or(value);
+                lines.push(format!("{sign}{text}"));
+                if !value.ends_with('\n') {
+                    lines.push("\\ No newline at end of file".to_string());
+                }
+            }
+        }
+        hunks.push(PatchHunk {
+            old_start: start(first.old_range().start, old_lines),
+            old_lines,
+            new_start: start(first.new_range().start, new_lines),
+            new_lines,
+            lines,
+        });
+    }
+    hunks
+}
+
+/// The sentence Claude Code adds to a Write or Edit result: the model already knows the
+/// file's new state.
+pub const FILE_STATE_CURRENT: &str =
+    " (file state is current in your context \u{2014} no need to Read it back)";
+
+/// What the Write tool answers, in Claude Code's shape.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WriteResponse {
+    /// `create` or `update`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The absolute path.
+    pub file_path: String,
+    /// What was written.
+    pub content: String,
+    /// The change from the old content (empty for a created file).
+    #[serde(default)]
+    pub structured_patch: Vec<PatchHunk>,
+    /// What the file held before (`null` when it was created).
+    pub original_file: Option<String>,
+    /// Whether the user changed the content before it was written (never, here).
+    #[serde(default)]
+    pub user_modified: bool,
+}
+
+/// What the Edit tool answers, in Claude Code's shape.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditResponse {
+    /// The absolute path.
+    pub file_path: String,
+    /// The text replaced.
+    pub old_string: String,
+    /// Its replacement.
+    pub new_string: String,
+    /// What the file held before.
+    pub original_file: String,
+    /// The change.
+    #[serde(default)]
+    pub structured_patch: Vec<PatchHunk>,
+    /// Whether the user changed the edit before it was made (never, here).
+    #[serde(default)]
+    pub user_modified: bool,
+    /// Whether every occurrence was replaced.
+    pub replace_all: bool,
+}
+
+impl WriteResponse {
+    /// Fills in the patch from the old and new content.
+    fn with_patch(mut self) -> Self {
+        self.structured_patch = match &self.original_file {
+            Some(old) => structured_patch(old, &self.content),
+            None => Vec::new(),
+        };
+        self
+    }
+}
+
+impl EditResponse {
+    /// Fills in the patch: the edit is applied again to `originalFile`, as the tool did.
+    fn with_patch(mut self) -> Self {
+        let updated = if self.old_string.is_empty() {
+            self.new_string.clone()
+        } else if self.replace_all {
+            self.original_file
+                .replace(&self.old_string, &self.new_string)
+        } else {
+            self.original_file
+                .replacen(&self.old_string, &self.new_string, 1)
+        };
+        self.structured_patch = structured_patch(&self.original_file, &updated);
+        self
+    }
+}
+
 /// A built-in tool's answer, typed where Claude Code's shape is known: the one definition
 /// the agent loop, `warden tool`, `warden mcp serve` and the hook inputs all use.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,12 +334,22 @@ pub enum ToolResponse {
     Bash(BashResponse),
     /// Read of a text file.
     Read(ReadResponse),
+    /// Write.
+    Write(WriteResponse),
+    /// Edit.
+    Edit(EditResponse),
     /// Any other tool: its structured result as it gave it, with the model's text as
     /// `content` when the tool did not set one.
     Other(serde_json::Value),
 }
 
 impl ToolResponse {
+    /// Whether the result has Claude Code's typed shape (and the model's text is
+    /// [`ToolResponse::model_text`] rather than the tool's own).
+    pub fn is_typed(&self) -> bool {
+        !matches!(self, ToolResponse::Other(_))
+    }
+
     /// Types a successful call's result: `content` is the text the tool gave the model,
     /// `structured` its structured result. A Bash result that does not fit
     /// [`BashResponse`] (a guest built before it) keeps its text as stdout.
@@ -223,6 +369,18 @@ impl ToolResponse {
         {
             return ToolResponse::Read(typed);
         }
+        if tool == BuiltinTool::Write.name()
+            && let Some(typed) =
+                structured.and_then(|s| serde_json::from_value::<WriteResponse>(s.clone()).ok())
+        {
+            return ToolResponse::Write(typed.with_patch());
+        }
+        if tool == BuiltinTool::Edit.name()
+            && let Some(typed) =
+                structured.and_then(|s| serde_json::from_value::<EditResponse>(s.clone()).ok())
+        {
+            return ToolResponse::Edit(typed.with_patch());
+        }
         match structured {
             Some(serde_json::Value::Object(s)) => {
                 let mut r = s.clone();
@@ -238,6 +396,9 @@ impl ToolResponse {
     pub fn model_text(&self, content: &str) -> String {
         match self {
             ToolResponse::Bash(b) => b.model_text(),
+            ToolResponse::Write(_) | ToolResponse::Edit(_) => {
+                format!("{}{FILE_STATE_CURRENT}", content.trim_end())
+            }
             ToolResponse::Read(_) | ToolResponse::Other(_) => content.to_string(),
         }
     }
@@ -247,6 +408,8 @@ impl ToolResponse {
         match self {
             ToolResponse::Bash(b) => serde_json::to_value(b).unwrap_or_default(),
             ToolResponse::Read(r) => serde_json::to_value(r).unwrap_or_default(),
+            ToolResponse::Write(r) => serde_json::to_value(r).unwrap_or_default(),
+            ToolResponse::Edit(r) => serde_json::to_value(r).unwrap_or_default(),
             ToolResponse::Other(v) => v.clone(),
         }
     }
@@ -279,6 +442,86 @@ mod tests {
                 "isImage",
                 "noOutputExpected"
             ]
+        );
+    }
+
+    #[test]
+    fn an_edit_answers_as_claude_code_with_its_patch() {
+        // The guest's fields, as the Edit component gives them.
+        let guest = serde_json::json!({
+            "filePath": "/p/README.md", "oldString": "hello", "newString": "bye",
+            "originalFile": "hello\n", "replaceAll": false,
+        });
+        let r = ToolResponse::from_result(
+            "Edit",
+            "The file /p/README.md has been updated successfully.",
+            Some(&guest),
+        );
+        // Claude Code 2.1.332's PostToolUse tool_response for this edit.
+        let want = serde_json::json!({
+            "filePath": "/p/README.md", "oldString": "hello", "newString": "bye",
+            "originalFile": "hello\n",
+            "structuredPatch": [{"oldStart": 1, "oldLines": 1, "newStart": 1, "newLines": 1,
+                                 "lines": ["-hello", "+bye"]}],
+            "userModified": false, "replaceAll": false,
+        });
+        assert_eq!(r.to_value(), want);
+        assert_eq!(
+            r.model_text("The file /p/README.md has been updated successfully."),
+            "The file /p/README.md has been updated successfully. (file state is current in your context \u{2014} no need to Read it back)"
+        );
+    }
+
+    #[test]
+    fn a_write_answers_create_or_update_with_the_old_content() {
+        let created = ToolResponse::from_result(
+            "Write",
+            "File created successfully at: /p/new.txt",
+            Some(
+                &serde_json::json!({"type": "create", "filePath": "/p/new.txt", "content": "hi\n", "originalFile": null}),
+            ),
+        );
+        assert_eq!(
+            created.to_value(),
+            serde_json::json!({"type": "create", "filePath": "/p/new.txt", "content": "hi\n",
+                               "structuredPatch": [], "originalFile": null, "userModified": false})
+        );
+        let updated = ToolResponse::from_result(
+            "Write",
+            "",
+            Some(
+                &serde_json::json!({"type": "update", "filePath": "/p/a", "content": "a\nB\nc\n", "originalFile": "a\nb\nc\n"}),
+            ),
+        );
+        assert_eq!(
+            updated.to_value()["structuredPatch"],
+            serde_json::json!([{"oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 3,
+                                "lines": [" a", "-b", "+B", " c"]}])
+        );
+    }
+
+    #[test]
+    fn patches_keep_three_lines_of_context_and_mark_a_missing_newline() {
+        let old: String = (1..=20).map(|i| format!("{i}\n")).collect();
+        let new = old.replace("10\n", "ten\n");
+        let hunks = structured_patch(&old, &new);
+        assert_eq!(hunks.len(), 1);
+        assert_eq!((hunks[0].old_start, hunks[0].old_lines), (7, 7));
+        assert_eq!(hunks[0].lines.first().map(String::as_str), Some(" 7"));
+        let hunks = structured_patch("a", "b");
+        assert_eq!(
+            hunks[0].lines,
+            [
+                "-a",
+                "\\ No newline at end of file",
+                "+b",
+                "\\ No newline at end of file"
+            ]
+        );
+        let hunks = structured_patch("", "x\n");
+        assert_eq!(
+            (hunks[0].old_start, hunks[0].old_lines, hunks[0].new_start),
+            (0, 0, 1)
         );
     }
 

@@ -3,7 +3,8 @@
 //! and slash commands.
 //!
 //! ```text
-//! start():  load memory, rules, skills, agents ─▶ InstructionsLoaded ─▶ SessionStart
+//! start():  load memory, rules, skills, agents ─▶ InstructionsLoaded ─▶ (Setup) ─▶ SessionStart
+//!           (source `startup`, or `resume` for a conversation read back from its transcript)
 //! send(p):  /command? ─▶ UserPromptExpansion ─▶ UserPromptSubmit
 //!           loop {
 //!             model turn ─(API error)─▶ StopFailure, end
@@ -12,8 +13,9 @@
 //!               Agent ─▶ SubagentStart ─▶ nested loop ─▶ SubagentStop
 //!               Skill ─▶ rendered skill as the tool result
 //!             PostToolBatch
-//!             context over the limit ─▶ PreCompact ─▶ summary replaces the messages
-//!               ─▶ PostCompact ─▶ SessionStart (source `compact`)
+//!             context over the limit (or `/compact`) ─▶ PreCompact ─▶ summary replaces the
+//!               messages ─▶ memory re-read (InstructionsLoaded `compact`) ─▶ PostCompact
+//!               ─▶ SessionStart (source `compact`)
 //!             no tool calls ─▶ Stop (a block feeds its reason back and goes on, up to the cap)
 //!           }
 //! end():    SessionEnd, MCP servers closed
@@ -99,6 +101,13 @@ pub struct ConversationOptions {
     /// conversation is compacted before its next request (default:
     /// `WARDEN_AUTO_COMPACT_TOKENS`, else 160,000; `None` or 0: never).
     pub auto_compact_tokens: Option<u64>,
+    /// The model's effort level, sent to hooks of tool events and Stop as `effort: {level}`
+    /// (default: `CLAUDE_CODE_EFFORT_LEVEL`, else `medium`, Claude Code's default; `None`:
+    /// the field is left out, as for a model without effort levels).
+    pub effort: Option<String>,
+    /// `Setup`'s trigger (`init` for `--init`, `maintenance` for `--maintenance`): when set,
+    /// `Setup` fires before `SessionStart`, and its context joins the first prompt.
+    pub setup: Option<String>,
 }
 
 impl Default for ConversationOptions {
@@ -120,6 +129,12 @@ impl Default for ConversationOptions {
                     .and_then(|v| v.trim().parse().ok())
                     .unwrap_or(160_000),
             ),
+            effort: match std::env::var("CLAUDE_CODE_EFFORT_LEVEL") {
+                Ok(v) if v.trim().is_empty() || v.trim() == "none" => None,
+                Ok(v) => Some(v.trim().to_string()),
+                Err(_) => Some("medium".into()),
+            },
+            setup: None,
         }
     }
 }
@@ -284,7 +299,7 @@ pub enum LoopEvent {
     /// The conversation was compacted: a summary replaced its messages.
     #[serde(rename_all = "camelCase")]
     Compacted {
-        /// `auto` (the context passed the limit).
+        /// `auto` (the context passed the limit) or `manual` (`/compact`).
         trigger: String,
         /// The summary's length in characters.
         summary_chars: usize,
@@ -349,6 +364,9 @@ pub struct Conversation {
     messages: Vec<Message>,
     pending: Vec<String>,
     started: bool,
+    /// Resumed from a transcript: SessionStart says `resume` and the memory is already in
+    /// the messages.
+    resumed: bool,
 }
 
 struct Core {
@@ -402,18 +420,7 @@ impl Conversation {
         opts: ConversationOptions,
     ) -> Self {
         let transcript_path = opts.transcript_path.clone().unwrap_or_else(|| {
-            let project: String = session
-                .cwd
-                .display()
-                .to_string()
-                .chars()
-                .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-                .collect();
-            session
-                .home
-                .root()
-                .join("projects")
-                .join(project)
+            Self::transcript_dir(session.home.root(), &session.cwd)
                 .join(format!("{}.jsonl", session.session_id))
         });
         let transcript = Arc::new(Transcript::new(
@@ -449,7 +456,31 @@ impl Conversation {
             messages: Vec::new(),
             pending: Vec::new(),
             started: false,
+            resumed: false,
         }
+    }
+
+    /// Goes on from a conversation read back from its transcript (`--resume`, `--continue`):
+    /// its messages are the model's context again, the transcript goes on after its last
+    /// line, and `SessionStart` fires with source `resume`. Call before
+    /// [`Conversation::start`]; the session should carry the saved session id.
+    pub fn resume(&mut self, saved: transcript::Saved) {
+        self.messages = saved.messages;
+        self.core.transcript.continue_after(saved.last_uuid);
+        self.resumed = true;
+    }
+
+    /// Where the transcripts of conversations in `cwd` are kept under a Warden home's root:
+    /// `projects/<cwd with every other character than ASCII letters and digits as ->`, as
+    /// Claude Code names them.
+    pub fn transcript_dir(home_root: &std::path::Path, cwd: &std::path::Path) -> PathBuf {
+        let project: String = cwd
+            .display()
+            .to_string()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        home_root.join("projects").join(project)
     }
 
     /// Reports events to `observer`.
@@ -516,19 +547,44 @@ impl Conversation {
             payload.retain(|_, v| !v.is_null());
             core.fire(Event::InstructionsLoaded, payload, None).await;
         }
+        let mut setup_context = Vec::new();
+        if let Some(trigger) = core.opts.setup.clone() {
+            let mut payload = Map::new();
+            payload.insert("trigger".into(), json!(trigger));
+            let r = core.fire(Event::Setup, payload, None).await;
+            setup_context.extend(
+                r.merged
+                    .additional_context
+                    .iter()
+                    .map(|c| prompt::reminder(&format!("Setup hook additional context: {c}"))),
+            );
+        }
         // Claude Code sends no `model` (and no `permission_mode`) with SessionStart.
         let mut payload = Map::new();
-        payload.insert("source".into(), json!("startup"));
+        let source = if self.resumed { "resume" } else { "startup" };
+        payload.insert("source".into(), json!(source));
         let r = core.fire(Event::SessionStart, payload, None).await;
-        if let Ok(ctx) = core.context.lock() {
+        if !self.resumed
+            && let Ok(ctx) = core.context.lock()
+        {
             self.pending.extend(prompt::first_reminders(&ctx));
         }
+        self.pending.extend(setup_context);
         self.pending.extend(
             r.merged
                 .additional_context
                 .iter()
                 .map(|c| prompt::reminder(&format!("SessionStart hook additional context: {c}"))),
         );
+    }
+
+    /// Fires `Setup` alone, with `trigger`, and closes the session (`--init-only`: no
+    /// tools are gathered and no `SessionStart` fires).
+    pub async fn setup_only(&mut self, trigger: &str) {
+        let mut payload = Map::new();
+        payload.insert("trigger".into(), json!(trigger));
+        self.core.fire(Event::Setup, payload, None).await;
+        self.core.session.close().await;
     }
 
     /// The tools offered to the model: the session's, then `Agent` when there are subagents
@@ -606,6 +662,20 @@ impl Conversation {
         }
         let mut text = typed.to_string();
         let mut extra: Vec<String> = Vec::new();
+        if let Some(("compact", instructions)) = slash_command(typed) {
+            // Claude Code's own command, before any skill of that name: the conversation is
+            // compacted now (`trigger: manual`), with the arguments as instructions.
+            let info = core.main_frame();
+            return match core
+                .compact(&info, &mut self.messages, "manual", instructions)
+                .await
+            {
+                Ok(()) => TurnEnd::Completed {
+                    text: String::new(),
+                },
+                Err(reason) => TurnEnd::PromptBlocked { reason },
+            };
+        }
         if let Some((name, args)) = slash_command(typed) {
             let found = core.context.lock().ok().and_then(|c| {
                 c.find_skill(name)
@@ -681,16 +751,7 @@ impl Conversation {
             .event(&LoopEvent::Prompt { text: text.clone() });
         core.observer.message(&message);
         self.messages.push(message);
-        let info = FrameInfo {
-            caller: Caller::Main,
-            agent: None,
-            tools: core.tools.clone(),
-            model: core.model.clone(),
-            depth: 0,
-            transcript: core.transcript.clone(),
-            max_turns: core.opts.max_turns,
-            system: prompt::system_prompt(&core.session),
-        };
+        let info = core.main_frame();
         core.run_frame(&info, &mut self.messages).await
     }
 
@@ -761,6 +822,20 @@ fn stopped(r: &DispatchResult) -> Option<TurnEnd> {
 }
 
 impl Core {
+    /// The frame of the main conversation.
+    fn main_frame(&self) -> FrameInfo {
+        FrameInfo {
+            caller: Caller::Main,
+            agent: None,
+            tools: self.tools.clone(),
+            model: self.model.clone(),
+            depth: 0,
+            transcript: self.transcript.clone(),
+            max_turns: self.opts.max_turns,
+            system: prompt::system_prompt(&self.session),
+        }
+    }
+
     fn requests(&self) -> (u32, std::time::Duration) {
         self.requests.lock().map(|r| *r).unwrap_or_default()
     }
@@ -799,7 +874,10 @@ impl Core {
         );
         input.insert("cwd".into(), json!(self.session.cwd.display().to_string()));
         // As Claude Code: the session's bounds carry no mode.
-        if !matches!(event, Event::SessionStart | Event::SessionEnd) {
+        if !matches!(
+            event,
+            Event::SessionStart | Event::SessionEnd | Event::Setup
+        ) {
             input.insert("permission_mode".into(), json!(mode));
         }
         input.insert("hook_event_name".into(), json!(event.as_str()));
@@ -809,6 +887,12 @@ impl Core {
         if let Some((id, ty)) = agent {
             input.insert("agent_id".into(), json!(id));
             input.insert("agent_type".into(), json!(ty));
+        }
+        // As Claude Code: the effort level rides on the events of a turn's tool context.
+        if let (Some(level), Event::Stop | Event::SubagentStop | Event::PostToolBatch) =
+            (&self.opts.effort, event)
+        {
+            input.insert("effort".into(), json!({ "level": level }));
         }
         input.extend(payload);
         let input = Value::Object(input);
@@ -866,8 +950,11 @@ impl Core {
         let agent_label = info.agent_type();
         loop {
             let limit = self.opts.auto_compact_tokens.filter(|l| *l > 0);
-            if info.agent.is_none() && limit.is_some_and(|l| context_tokens >= l) {
-                self.compact(info, messages, "auto").await;
+            if info.agent.is_none()
+                && limit.is_some_and(|l| context_tokens >= l)
+                && let Err(e) = self.compact(info, messages, "auto", "").await
+            {
+                self.observer.event(&LoopEvent::Warning { message: e });
             }
             if requests >= info.max_turns {
                 info.transcript.system(
@@ -1024,21 +1111,52 @@ impl Core {
         }
     }
 
-    /// Compacts the main conversation, as Claude Code does when its context fills:
-    /// `PreCompact` (a block keeps the messages as they are), a summary from the model, the
-    /// messages replaced by it, then `PostCompact` and `SessionStart` with source `compact`,
-    /// whose context joins the new first message. A failed summary leaves the messages as
-    /// they are, with a warning.
-    async fn compact(&self, info: &FrameInfo, messages: &mut Vec<Message>, trigger: &str) {
+    /// Compacts the main conversation, as Claude Code does when its context fills or on
+    /// `/compact`: `PreCompact` (a block keeps the messages as they are; a handler's plain
+    /// stdout adds to `custom` as instructions for the summary), a summary from the model, the
+    /// messages replaced by it, the memory files re-read from disk (`InstructionsLoaded` with
+    /// `load_reason: compact`) and put back in front of it, then `PostCompact` and
+    /// `SessionStart` with source `compact`, whose context joins the new first message. Err
+    /// (the messages as they were) when there is nothing to compact, a hook blocked, or the
+    /// summary failed.
+    async fn compact(
+        &self,
+        info: &FrameInfo,
+        messages: &mut Vec<Message>,
+        trigger: &str,
+        custom: &str,
+    ) -> Result<(), String> {
+        if messages.is_empty() {
+            return Err("Not enough messages to compact.".into());
+        }
         let mut payload = Map::new();
         payload.insert("trigger".into(), json!(trigger));
-        payload.insert("custom_instructions".into(), json!(""));
+        payload.insert("custom_instructions".into(), json!(custom));
         let r = self.fire(Event::PreCompact, payload, None).await;
         if r.merged.blocked || !r.merged.continue_ {
-            return;
+            let why = r.merged.block_reasons.join("\n");
+            return Err(format!("Compaction blocked by a PreCompact hook: {why}"));
         }
+        let mut instructions: Vec<String> = Vec::new();
+        if !custom.trim().is_empty() {
+            instructions.push(custom.trim().to_string());
+        }
+        instructions.extend(
+            r.handlers
+                .iter()
+                .filter(|h| matches!(h.result.outcome, Outcome::Success))
+                .filter_map(|h| h.result.plain.as_deref())
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(str::to_string),
+        );
         let mut ask = messages.clone();
-        ask.push(Message::user(prompt::COMPACT_INSTRUCTIONS));
+        let mut asked_for = prompt::COMPACT_INSTRUCTIONS.to_string();
+        if !instructions.is_empty() {
+            asked_for.push_str("\n\nAdditional Instructions:\n");
+            asked_for.push_str(&instructions.join("\n\n"));
+        }
+        ask.push(Message::user(asked_for));
         let request = ModelRequest {
             model: info.model.clone(),
             system: info.system.clone(),
@@ -1062,27 +1180,11 @@ impl Core {
                 .text()
             }
             Err(e) => {
-                self.observer.event(&LoopEvent::Warning {
-                    message: format!("the conversation was not compacted: {}", e.message),
-                });
-                return;
+                return Err(format!("the conversation was not compacted: {}", e.message));
             }
         };
+        let first = self.after_compaction(trigger, &summary).await;
         info.transcript.system("compact_boundary", trigger);
-        let mut payload = Map::new();
-        payload.insert("trigger".into(), json!(trigger));
-        payload.insert("compact_summary".into(), json!(summary));
-        self.fire(Event::PostCompact, payload, None).await;
-        let mut payload = Map::new();
-        payload.insert("source".into(), json!("compact"));
-        let started = self.fire(Event::SessionStart, payload, None).await;
-        let reminders: Vec<String> = started
-            .merged
-            .additional_context
-            .iter()
-            .map(|c| prompt::reminder(&format!("SessionStart hook additional context: {c}")))
-            .collect();
-        let first = user_message(&reminders, &prompt::compacted(&summary));
         info.transcript.message(&first, None, None);
         messages.clear();
         messages.push(first);
@@ -1090,6 +1192,41 @@ impl Core {
             trigger: trigger.to_string(),
             summary_chars: summary.chars().count(),
         });
+        Ok(())
+    }
+
+    /// What follows a summary: the memory re-read from disk and announced, `PostCompact`,
+    /// `SessionStart` (source `compact`); returns the compacted conversation's first message:
+    /// memory, hook context, then the summary.
+    async fn after_compaction(&self, trigger: &str, summary: &str) -> Message {
+        let fresh = crate::instructions::load_context(&self.session, &[]);
+        let memory = fresh.memory.clone();
+        let mut reminders = prompt::first_reminders(&fresh);
+        if let Ok(mut ctx) = self.context.lock() {
+            *ctx = fresh;
+        }
+        for f in &memory {
+            let mut f = f.clone();
+            f.load_reason = warden_instructions::LoadReason::Compact;
+            let mut payload = f.hook_fields();
+            payload.retain(|_, v| !v.is_null());
+            self.fire(Event::InstructionsLoaded, payload, None).await;
+        }
+        let mut payload = Map::new();
+        payload.insert("trigger".into(), json!(trigger));
+        payload.insert("compact_summary".into(), json!(summary));
+        self.fire(Event::PostCompact, payload, None).await;
+        let mut payload = Map::new();
+        payload.insert("source".into(), json!("compact"));
+        let started = self.fire(Event::SessionStart, payload, None).await;
+        reminders.extend(
+            started
+                .merged
+                .additional_context
+                .iter()
+                .map(|c| prompt::reminder(&format!("SessionStart hook additional context: {c}"))),
+        );
+        user_message(&reminders, &prompt::compacted(summary))
     }
 
     async fn stop_failure(&self, info: &FrameInfo, e: &ModelError) -> TurnEnd {
@@ -1131,6 +1268,7 @@ impl Core {
             transcript_path: Some(self.transcript.path().display().to_string()),
             agent: info.agent.clone(),
             prompt_id: self.prompt_id(),
+            effort: self.opts.effort.clone(),
         };
         let agent_tool = AgentTool {
             core: self,

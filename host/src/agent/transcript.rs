@@ -14,6 +14,112 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Value, json};
 use warden_model::{Message, Role, Usage};
 
+/// Why a transcript could not be read back.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscriptError {
+    /// The file could not be read.
+    #[error("cannot read the transcript {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line is not a transcript line.
+    #[error("{path}:{line}: not a transcript line: {reason}")]
+    Line {
+        /// The file.
+        path: PathBuf,
+        /// The line (1-based).
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// No transcript to continue.
+    #[error("no conversation to continue in {dir}")]
+    NoneToContinue {
+        /// Where transcripts were looked for.
+        dir: PathBuf,
+    },
+}
+
+/// A conversation read back from its transcript, to resume it.
+#[derive(Debug, Clone, Default)]
+pub struct Saved {
+    /// The main thread's messages, from the last compaction on (what the model had).
+    pub messages: Vec<Message>,
+    /// The session id the lines carry.
+    pub session_id: Option<String>,
+    /// The last line's `uuid`: the parent of the next one.
+    pub last_uuid: Option<String>,
+}
+
+/// Reads a transcript back: user and assistant lines of the main thread in order, with the
+/// messages before the last `compact_boundary` dropped, as the summary after it replaced them.
+pub fn load(path: &Path) -> Result<Saved, TranscriptError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TranscriptError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut saved = Saved::default();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let bad = |reason: String| TranscriptError::Line {
+            path: path.to_path_buf(),
+            line: i + 1,
+            reason,
+        };
+        let v: Value = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
+        if let Some(u) = v.get("uuid").and_then(Value::as_str) {
+            saved.last_uuid = Some(u.to_string());
+        }
+        if saved.session_id.is_none() {
+            saved.session_id = v.get("sessionId").and_then(Value::as_str).map(String::from);
+        }
+        if v.get("isSidechain").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        match v.get("type").and_then(Value::as_str) {
+            Some("user" | "assistant") => {
+                let m = v
+                    .get("message")
+                    .cloned()
+                    .ok_or_else(|| bad("no `message`".into()))?;
+                let message: Message = serde_json::from_value(json!({
+                    "role": m.get("role").cloned().unwrap_or(Value::Null),
+                    "content": m.get("content").cloned().unwrap_or(Value::Null),
+                }))
+                .map_err(|e| bad(e.to_string()))?;
+                saved.messages.push(message);
+            }
+            Some("system")
+                if v.get("subtype").and_then(Value::as_str) == Some("compact_boundary") =>
+            {
+                saved.messages.clear();
+            }
+            _ => {}
+        }
+    }
+    Ok(saved)
+}
+
+/// The most recently written transcript in `dir` (`--continue`).
+pub fn latest(dir: &Path) -> Result<PathBuf, TranscriptError> {
+    let none = || TranscriptError::NoneToContinue {
+        dir: dir.to_path_buf(),
+    };
+    let entries = std::fs::read_dir(dir).map_err(|_| none())?;
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max()
+        .map(|(_, p)| p)
+        .ok_or_else(none)
+}
+
 /// An append-only JSONL transcript.
 #[derive(Debug)]
 pub struct Transcript {
@@ -41,6 +147,13 @@ impl Transcript {
             cwd: cwd.display().to_string(),
             agent_id,
             state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Goes on after the line `uuid` (a resumed conversation's last line).
+    pub fn continue_after(&self, uuid: Option<String>) {
+        if let Ok(mut s) = self.state.lock() {
+            s.last_uuid = uuid;
         }
     }
 
@@ -203,5 +316,33 @@ mod tests {
         assert_eq!(lines[0]["message"]["content"][0]["text"], "hello");
         assert_eq!(lines[1]["parentUuid"], lines[0]["uuid"]);
         assert_eq!(lines[1]["sessionId"], "s1");
+    }
+
+    #[test]
+    fn a_transcript_reads_back_from_its_last_compaction_without_sidechains() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.jsonl");
+        let t = Transcript::new(path.clone(), "s1", dir.path(), None);
+        t.message(&Message::user("before"), None, None);
+        t.system("compact_boundary", "manual");
+        t.message(&Message::user("summary"), None, None);
+        t.message(
+            &Message {
+                role: Role::Assistant,
+                content: vec![warden_model::Block::text("ok")],
+            },
+            Some("m"),
+            Some(Usage::default()),
+        );
+        let side = Transcript::new(path.clone(), "s1", dir.path(), Some("a1".into()));
+        side.message(&Message::user("subagent task"), None, None);
+        let saved = load(&path).expect("loads");
+        assert_eq!(saved.session_id.as_deref(), Some("s1"));
+        let texts: Vec<String> = saved.messages.iter().map(Message::text).collect();
+        assert_eq!(texts, ["summary", "ok"]);
+        assert!(saved.last_uuid.is_some());
+        std::fs::write(&path, "{\"type\":\"user\"}\nnot json\n").expect("write");
+        let e = load(&path).expect_err("bad lines");
+        assert!(e.to_string().contains("t.jsonl:1"), "{e}");
     }
 }

@@ -24,7 +24,7 @@ use serde_json::{Value, json};
 use anyhow::Context as _;
 use warden::agent::ask::TerminalAsker;
 use warden::agent::model::{AnthropicDriver, ModelDriver, OpenAiDriver, ScriptedDriver};
-use warden::agent::{Conversation, ConversationOptions, LoopEvent, Observer, TurnEnd};
+use warden::agent::{Conversation, ConversationOptions, LoopEvent, Observer, TurnEnd, transcript};
 use warden::session::{Asker, DenyAsker, Session, ToolStatus};
 
 use super::SessionArgs;
@@ -38,6 +38,8 @@ use super::SessionArgs;
   warden run -p \"hi\" --output-format json    one result object, as claude -p prints it
   warden run -p \"hi\" --provider openai       a local OpenAI-compatible server (OPENAI_BASE_URL)
   warden run -p \"hi\" --dry-run               print the request the model would get
+  warden run -c -p \"and then?\"              go on with the last conversation here
+  warden run -r SESSION -p \"/compact\"       compact that conversation now
 
 Exit status: 0 the turn completed, 1 it ended in error, 2 unusable arguments or settings.")]
 pub struct Args {
@@ -77,6 +79,29 @@ pub struct Args {
     /// run nothing.
     #[arg(long)]
     dry_run: bool,
+    /// Go on with the conversation SESSION (its id), read back from its transcript.
+    #[arg(
+        short = 'r',
+        long,
+        value_name = "SESSION",
+        conflicts_with = "continue_"
+    )]
+    resume: Option<String>,
+    /// Go on with the most recent conversation in this directory.
+    #[arg(short = 'c', long = "continue")]
+    continue_: bool,
+    /// The model's effort level hooks are told (`low`, `medium`, `high`, `xhigh`, `max`).
+    #[arg(long, value_name = "LEVEL")]
+    effort: Option<String>,
+    /// Fire the `Setup` hooks (trigger `init`) before the session starts.
+    #[arg(long, conflicts_with = "maintenance")]
+    init: bool,
+    /// Fire the `Setup` hooks (trigger `init`) and exit.
+    #[arg(long, conflicts_with_all = ["maintenance", "prompt", "script"])]
+    init_only: bool,
+    /// Fire the `Setup` hooks (trigger `maintenance`) before the session starts.
+    #[arg(long)]
+    maintenance: bool,
 }
 
 /// `--output-format`.
@@ -122,18 +147,64 @@ fn driver(args: &Args) -> anyhow::Result<(Arc<dyn ModelDriver>, Option<String>)>
     })
 }
 
+/// The conversation `--resume` or `--continue` names, read back, with its session id.
+fn saved(
+    args: &Args,
+    opts: &warden::session::SessionOptions,
+) -> anyhow::Result<Option<(String, transcript::Saved)>> {
+    let dir = Conversation::transcript_dir(opts.home.root(), &opts.cwd);
+    let path = match (&args.resume, args.continue_) {
+        (Some(id), _) => {
+            let valid = !id.is_empty()
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            anyhow::ensure!(valid, "--resume {id:?}: not a session id");
+            dir.join(format!("{id}.jsonl"))
+        }
+        (None, true) => transcript::latest(&dir)?,
+        (None, false) => return Ok(None),
+    };
+    let saved = transcript::load(&path)?;
+    let id = saved
+        .session_id
+        .clone()
+        .or_else(|| {
+            path.file_stem()
+                .and_then(|s| s.to_str())
+                .map(str::to_string)
+        })
+        .with_context(|| format!("{}: no session id", path.display()))?;
+    Ok(Some((id, saved)))
+}
+
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let opts = match args.session.options(None)? {
+    let mut opts = match args.session.options(None)? {
         Ok(o) => o,
         Err(u) => {
             eprintln!("warden: {}", u.0);
             return Ok(ExitCode::from(2));
         }
     };
+    let saved = match saved(&args, &opts) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("warden: {e:#}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    if let Some((id, _)) = &saved {
+        opts.session_id = Some(id.clone());
+    }
     let (driver, script_prompt) = driver(&args)?;
-    let Some(prompt) = args.prompt.clone().or(script_prompt) else {
-        eprintln!("warden: no prompt: pass -p PROMPT (or give the script a `prompt`)");
-        return Ok(ExitCode::from(2));
+    let prompt = args.prompt.clone().or(script_prompt);
+    let prompt = match prompt {
+        Some(p) => p,
+        None if args.init_only => String::new(),
+        None => {
+            eprintln!("warden: no prompt: pass -p PROMPT (or give the script a `prompt`)");
+            return Ok(ExitCode::from(2));
+        }
     };
     let session = Arc::new(Session::load(&opts));
     let readable = !args.json && args.verbose && args.output_format == OutputFormat::Text;
@@ -143,11 +214,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Arc::new(DenyAsker)
     };
+    let defaults = ConversationOptions::default();
     let conv_opts = ConversationOptions {
         model: args.model.clone(),
         max_turns: args.max_turns,
         transcript_path: args.transcript.clone(),
-        ..ConversationOptions::default()
+        effort: args.effort.clone().or(defaults.effort.clone()),
+        setup: if args.init {
+            Some("init".into())
+        } else if args.maintenance {
+            Some("maintenance".into())
+        } else {
+            None
+        },
+        ..defaults
     };
     let claude_out = (!args.json && !readable).then(|| {
         Arc::new(ClaudeOutput::new(
@@ -163,7 +243,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut conversation =
         Conversation::new(session, driver, asker, conv_opts).with_observer(observer);
+    if let Some((_, saved)) = saved {
+        conversation.resume(saved);
+    }
     super::block_on_multi(async move {
+        if args.init_only {
+            conversation.setup_only("init").await;
+            return Ok(ExitCode::SUCCESS);
+        }
         if args.dry_run {
             let request = conversation.preview(&prompt).await;
             let body = serde_json::json!({
@@ -557,7 +644,9 @@ impl Observer for Readable {
                     .unwrap_or_default();
                 let micros: u64 = outcome.trace.iter().map(|t| t.micros).sum();
                 let result = match &outcome.status {
-                    ToolStatus::Ok { content, .. } => format!("⎿ {}", first_line(content, 90)),
+                    ToolStatus::Ok { content, .. } => {
+                        format!("⎿ {}", first_line(content, 90))
+                    }
                     ToolStatus::Denied { message } => {
                         format!("✗ denied: {}", first_line(message, 90))
                     }
@@ -629,8 +718,12 @@ impl Observer for Readable {
 fn end_line(end: &TurnEnd) -> String {
     match end {
         TurnEnd::Completed { .. } => "completed".into(),
-        TurnEnd::PromptBlocked { reason } => format!("prompt blocked: {}", first_line(reason, 90)),
-        TurnEnd::HookStopped { reason } => format!("stopped by a hook: {}", first_line(reason, 90)),
+        TurnEnd::PromptBlocked { reason } => {
+            format!("prompt blocked: {}", first_line(reason, 90))
+        }
+        TurnEnd::HookStopped { reason } => {
+            format!("stopped by a hook: {}", first_line(reason, 90))
+        }
         TurnEnd::StopFailure { error, message } => {
             format!("model error ({error}): {}", first_line(message, 90))
         }

@@ -139,6 +139,8 @@ pub struct CallMeta {
     pub agent: Option<(String, String)>,
     /// The id of the user prompt whose turn made the call (`prompt_id`).
     pub prompt_id: Option<String>,
+    /// The model's effort level (`effort: {level}` in tool events), when it has one.
+    pub effort: Option<String>,
 }
 
 /// The future a [`LocalTool`] answers with.
@@ -672,11 +674,10 @@ impl Session {
                     .is_some_and(|t| matches!(t.source, super::ToolSource::Builtin(_)))
                 {
                     let typed = ToolResponse::from_result(tool_name, &content, structured.as_ref());
-                    match typed {
-                        ToolResponse::Bash(_) | ToolResponse::Read(_) => {
-                            (typed.model_text(&content), Some(typed.to_value()))
-                        }
-                        ToolResponse::Other(_) => (content, structured),
+                    if typed.is_typed() {
+                        (typed.model_text(&content), Some(typed.to_value()))
+                    } else {
+                        (content, structured)
                     }
                 } else {
                     (content, structured)
@@ -896,6 +897,9 @@ impl Session {
             }
             if let Some(id) = &meta.prompt_id {
                 o.insert("prompt_id".into(), Value::String(id.clone()));
+            }
+            if let Some(level) = &meta.effort {
+                o.insert("effort".into(), json!({ "level": level }));
             }
             if let Some((id, ty)) = &meta.agent {
                 o.insert("agent_id".into(), Value::String(id.clone()));

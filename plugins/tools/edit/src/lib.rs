@@ -46,9 +46,10 @@ impl Tool for Edit {
             }
             ensure_parent(&path)?;
             fs::write(&path, new.as_bytes()).map_err(fs_error)?;
-            return Ok(ToolOutput::text(format!(
-                "File created successfully at: {path}"
-            )));
+            return Ok(ToolOutput {
+                content: format!("File created successfully at: {path}"),
+                structured: Some(response(&path, old, new, "", all)),
+            });
         }
         let bytes = fs::read(&path).map_err(fs_error)?;
         let text = String::from_utf8(bytes)
@@ -72,11 +73,21 @@ impl Tool for Edit {
         fs::write(&path, updated.as_bytes()).map_err(fs_error)?;
         Ok(ToolOutput {
             content: format!("The file {path} has been updated successfully."),
-            structured: Some(
-                json!({"file_path": path, "replacements": if all { count } else { 1 }}),
-            ),
+            structured: Some(response(&path, old, new, &text, all)),
         })
     }
+}
+
+/// The fields of Claude Code's Edit response this side knows; the host adds the patch from
+/// `originalFile` and the strings.
+fn response(path: &str, old: &str, new: &str, original: &str, all: bool) -> Value {
+    json!({
+        "filePath": path,
+        "oldString": old,
+        "newString": new,
+        "originalFile": original,
+        "replaceAll": all,
+    })
 }
 
 warden_sdk::export_tool!(Edit);

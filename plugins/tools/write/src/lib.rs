@@ -26,14 +26,30 @@ impl Tool for Write {
     fn invoke(input: Value) -> Result<ToolOutput, ToolError> {
         let path = absolute(string(&input, "file_path")?);
         let content = string(&input, "content")?;
-        let existed = fs::stat(&path).is_ok();
+        // What the file held before, for the response's `originalFile` (and the host's
+        // patch): `null` when the call creates it.
+        let original = match fs::stat(&path) {
+            Ok(_) => {
+                Some(String::from_utf8_lossy(&fs::read(&path).map_err(fs_error)?).into_owned())
+            }
+            Err(_) => None,
+        };
         ensure_parent(&path)?;
         fs::write(&path, content.as_bytes()).map_err(fs_error)?;
-        Ok(ToolOutput::text(if existed {
+        let text = if original.is_some() {
             format!("The file {path} has been updated successfully.")
         } else {
             format!("File created successfully at: {path}")
-        }))
+        };
+        Ok(ToolOutput {
+            content: text,
+            structured: Some(json!({
+                "type": if original.is_some() { "update" } else { "create" },
+                "filePath": path,
+                "content": content,
+                "originalFile": original,
+            })),
+        })
     }
 }
 
