@@ -18,6 +18,8 @@ pub mod ops;
 
 pub use client::{Client, LaunchGuard, Launcher, LspError, Unconfined};
 pub use config::{Problem, ServerConfig, Transport};
+/// The protocol's types, as the client speaks them.
+pub use lsp_types;
 pub use manager::{FileGate, LspManager, OpenGate, Opened, ServerSpec, Status};
 pub use ops::{Operation, ToolInput, ToolOutput};
 
