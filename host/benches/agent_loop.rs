@@ -10,6 +10,11 @@
 //!    and UserPromptSubmit events (no hooks configured).
 //!
 //! Row 2 minus row 1 is the loop's overhead per tool call.
+//!
+//! 3. `/compact` of a conversation of about 150,000 tokens (600,000 characters in 200
+//!    messages, read back as `--resume` would), the summary from a scripted model: everything
+//!    Warden does around the model (PreCompact, the request, the memory read again from disk,
+//!    PostCompact, SessionStart, the transcript).
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -17,6 +22,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use warden::agent::model::ScriptedDriver;
+use warden::agent::model::{Block, Message, Role};
+use warden::agent::transcript::Saved;
 use warden::agent::{Conversation, ConversationOptions, TurnEnd};
 use warden::session::{DenyAsker, Session, SessionOptions, ToolStatus};
 use warden_config::Home;
@@ -113,6 +120,51 @@ fn main() {
         p(&mut b, 0.5),
         p(&mut b, 0.99),
     );
+    // A conversation of ~150k tokens (4 characters a token), as --resume reads it back.
+    let big: Vec<Message> = (0..200)
+        .map(|i| Message {
+            role: if i % 2 == 0 {
+                Role::User
+            } else {
+                Role::Assistant
+            },
+            content: vec![Block::text(format!("{i} {}", "lorem ipsum ".repeat(250)))],
+        })
+        .collect();
+    let compact_script = "turns:\n  - for: compact\n    text: the summary\n";
+    let compaction = |transcript: &std::path::Path| {
+        let driver = Arc::new(ScriptedDriver::parse(compact_script, "bench").expect("script"));
+        let mut c = Conversation::new(
+            session.clone(),
+            driver,
+            Arc::new(DenyAsker),
+            ConversationOptions {
+                transcript_path: Some(transcript.to_path_buf()),
+                ..ConversationOptions::default()
+            },
+        );
+        c.resume(Saved {
+            messages: big.clone(),
+            ..Saved::default()
+        });
+        rt.block_on(c.start());
+        let t = Instant::now();
+        let report = rt.block_on(c.send("/compact"));
+        let d = t.elapsed();
+        assert!(
+            matches!(report.end, TurnEnd::Completed { .. }) && c.messages().len() == 1,
+            "{:?}",
+            report.end
+        );
+        d
+    };
+    let mut compactions = Vec::new();
+    for _ in 0..20 {
+        let _ = std::fs::remove_file(&transcript);
+        compactions.push(compaction(&transcript));
+    }
+    let (c50, c99) = (p(&mut compactions, 0.5), p(&mut compactions, 0.99));
+
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -134,6 +186,12 @@ fn main() {
         out,
         "  loop overhead per call   p50 {}",
         us(b50.saturating_sub(a50))
+    );
+    let _ = writeln!(
+        out,
+        "  /compact of ~150k tokens p50 {}  p99 {} (20 rounds, scripted summary)",
+        us(c50),
+        us(c99)
     );
     print!("{out}");
 }
