@@ -14,6 +14,11 @@ use wasmtime::component::Component;
 
 /// Bindings for `warden:plugin@0.1.0` (`wit/v0.1`).
 pub mod since_v0_1 {
+    /// The oldest `warden:plugin` release these bindings serve (major, minor, patch).
+    pub const MIN_VERSION: (u64, u64, u64) = (0, 1, 0);
+    /// The newest: every 0.1 patch release, since before 1.0 only a minor release breaks.
+    pub const MAX_VERSION: (u64, u64, u64) = (0, 1, u64::MAX);
+
     /// The `hook` world.
     // Generated code; the WIT files carry the documentation.
     #[allow(missing_docs)]
@@ -102,12 +107,11 @@ impl WitVersion {
     /// is a breaking one, so `0.1.7` is 0.1 but `0.2.0` is a different version.
     pub fn parse(version: &str) -> Option<WitVersion> {
         let mut parts = version.split(['.', '-', '+']);
-        let (major, minor) = (parts.next()?, parts.next()?);
-        parts.next()?.parse::<u64>().ok()?;
-        match (major.parse::<u64>().ok()?, minor.parse::<u64>().ok()?) {
-            (0, 1) => Some(WitVersion::V0_1),
-            _ => None,
-        }
+        let mut number = || parts.next()?.parse::<u64>().ok();
+        let v = (number()?, number()?, number()?);
+        (since_v0_1::MIN_VERSION..=since_v0_1::MAX_VERSION)
+            .contains(&v)
+            .then_some(WitVersion::V0_1)
     }
 
     /// The supported versions, for error messages (`0.1.x`).
