@@ -350,7 +350,7 @@ impl Confinement {
             mounts,
         }
         .prepare()?;
-        let mut protected = self.protected.clone();
+        let mut protected = without_bound(&self.protected, &prepared.targets, mounts);
         protected.extend(prepared.protect);
         // Shallower first: a directory rebuilt whole is in place before paths inside it.
         protected.sort_by_key(|(p, _)| p.components().count());
@@ -468,6 +468,46 @@ impl Confinement {
             0
         })
     }
+}
+
+/// The protected paths that still need a copy: those the call's mount namespace does not
+/// bind read-only. A path bound read-only (or inside a directory bound read-only) cannot be
+/// written, created, removed, renamed or replaced by the call, so copying it before the call
+/// and comparing it after would only cost time. A path that does not exist yet keeps its
+/// entry: the call could create it, and it is removed after the call.
+fn without_bound(
+    protected: &[(PathBuf, restore::Depth)],
+    targets: &[hide::Target],
+    mounts: bool,
+) -> Vec<(PathBuf, restore::Depth)> {
+    use std::os::unix::ffi::OsStrExt;
+    if !mounts {
+        return protected.to_vec();
+    }
+    let bound: Vec<&Path> = targets
+        .iter()
+        .filter(|t| t.mount == hide::Mount::ReadOnly)
+        .map(|t| Path::new(std::ffi::OsStr::from_bytes(t.path.as_bytes())))
+        .collect();
+    if bound.is_empty() {
+        return protected.to_vec();
+    }
+    protected
+        .iter()
+        .filter(|(p, _)| {
+            // A pattern's matches live in its directory; that directory must be bound.
+            let probe = if policy::is_pattern(p) {
+                p.parent()
+            } else {
+                Some(p.as_path())
+            };
+            match probe.and_then(|q| std::fs::canonicalize(q).ok()) {
+                Some(real) => !bound.iter().any(|b| real.starts_with(b)),
+                None => true,
+            }
+        })
+        .cloned()
+        .collect()
 }
 
 /// Whether each call gets a PID namespace of its own, with its own `/proc` (see the crate
