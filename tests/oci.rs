@@ -626,7 +626,9 @@ fn hanging_or_dripping_registry_times_out() {
                     let req = String::from_utf8_lossy(&buf[..n]).to_string();
                     if req.starts_with("GET /v2/ ") {
                         let _ = c.write_all(
-                            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: application/json\r\n\r\n{}",
+                            // One request per connection: the client must not send the
+                            // manifest request on this one, which the thread no longer reads.
+                            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{}",
                         );
                         return;
                     }
