@@ -332,7 +332,7 @@ fn auth_for(registry: &str, auth: &Auth) -> RegistryAuth {
 fn docker_config_auth(registry: &str) -> Option<RegistryAuth> {
     let file = match std::env::var_os("DOCKER_CONFIG") {
         Some(d) => PathBuf::from(d).join("config.json"),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".docker/config.json"),
+        None => warden_vocab::home_dir()?.join(".docker/config.json"),
     };
     let v: Value = serde_json::from_slice(&std::fs::read(file).ok()?).ok()?;
     let auths = v.get("auths")?.as_object()?;
