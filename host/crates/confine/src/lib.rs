@@ -251,6 +251,7 @@ mod listing;
 mod persist;
 mod plan;
 mod policy;
+mod reaper;
 mod restore;
 mod seccomp;
 mod spawn;

@@ -24,7 +24,8 @@
 //!   runs is ignored), and orphans of the call are re-parented to it.
 //! - No process enforces [`Confinement::timeout`] for the caller: the caller ends the call
 //!   with [`Child::end`] at its deadline (SIGKILL to process 1 ends the whole namespace). If the
-//!   caller itself dies, the call runs until its command exits.
+//!   caller itself dies, the reaper (see [`reaper`](crate::reaper)) kills every call it had
+//!   running.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -641,6 +642,10 @@ fn spawn_fast(
     drop(stack);
     // SAFETY: CLONE_PIDFD stored a new descriptor owned here.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+    {
+        use std::os::fd::AsFd;
+        crate::reaper::watch(pidfd.as_fd());
+    }
     // SAFETY: the child wrote `err` (if at all) before it exited; it no longer runs.
     let err = unsafe { std::ptr::read_volatile(&fast.err) };
     drop(s.child);

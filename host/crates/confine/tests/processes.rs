@@ -305,3 +305,60 @@ fn an_old_kernel_is_a_clear_error() {
     );
     let _ = Confinement::new();
 }
+
+/// Set in the copy of this test binary that plays the caller killed mid-call.
+const CALLER: &str = "WARDEN_CONFINE_TEST_CALLER";
+
+#[test]
+fn a_call_dies_with_the_process_that_started_it() {
+    if std::env::var_os(CALLER).is_some() {
+        // The caller: start a call that would run for minutes, say so, and wait to be killed.
+        let f = fixture();
+        let (_child, _guard) = f
+            .confinement()
+            .spawn(&f.program(&["sleep", "300.7"]))
+            .unwrap();
+        println!("started");
+        std::thread::sleep(Duration::from_secs(600));
+        return;
+    }
+    let scratch = tempfile::tempdir().unwrap();
+    let mut caller = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_call_dies_with_the_process_that_started_it",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CALLER, "1")
+        .env("TMPDIR", scratch.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let call = loop {
+        if let Some(pid) = sleeping("300.7") {
+            break pid;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the caller never started its call"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    caller.kill().unwrap();
+    caller.wait().unwrap();
+    let killed = Instant::now();
+    while alive(call) && killed.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let survived = alive(call);
+    if survived {
+        kill(call);
+    }
+    assert!(
+        !survived,
+        "the call outlived the process that started it by 5 s"
+    );
+}
