@@ -142,7 +142,8 @@ fn copy_dir(src: &Path, dst: &Path) {
     }
 }
 
-const HOSTILE: &str = "mcp__plugin_hostile-tool_warden__hostile";
+/// The name its `describe()` gives (`hostile-tool`), not its component's (`hostile`).
+const HOSTILE: &str = "mcp__plugin_hostile-tool_warden__hostile-tool";
 
 /// The project every server-side test uses: a readable file, a denied one, one the rules ask
 /// about, and the hostile tool plugin.
@@ -923,4 +924,148 @@ fn another_users_connection_to_mcp_serve_http_gets_nothing() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// Runs warden in `p`'s project, with its home.
+fn run_in(p: &Project, args: &[&str]) -> Output {
+    warden()
+        .args(args)
+        .current_dir(&p.dir)
+        .env("WARDEN_HOME", &p.home)
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .output()
+        .expect("run warden")
+}
+
+fn ok_in(p: &Project, args: &[&str]) -> String {
+    let out = run_in(p, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "warden {args:?}: {}",
+        text(&out)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn hostile_digest() -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(
+        std::fs::read(warden_test_artifacts::HOSTILE_TOOL).expect("read the hostile tool"),
+    ))
+}
+
+#[test]
+fn enable_compiles_and_names_the_tools_of_a_plugin_whose_cache_is_gone() {
+    let p = Project::new();
+    let plugin = hostile_plugin(&p);
+    std::fs::write(
+        plugin.join(".claude-plugin/marketplace.json"),
+        json!({
+            "name": "hostile-market",
+            "owner": {"name": "Warden"},
+            "plugins": [{"name": "hostile-tool", "source": "./"}]
+        })
+        .to_string(),
+    )
+    .expect("marketplace.json");
+    ok_in(
+        &p,
+        &[
+            "plugin",
+            "marketplace",
+            "add",
+            plugin.to_str().expect("utf-8"),
+        ],
+    );
+    let installed = ok_in(&p, &["plugin", "install", "hostile-tool@hostile-market"]);
+    assert!(
+        installed.contains(&format!("Tool hostile: {HOSTILE}")),
+        "{installed}"
+    );
+    ok_in(&p, &["plugin", "disable", "hostile-tool"]);
+    // Emptied (or made for another engine) since the install: enable compiles again.
+    std::fs::remove_dir_all(p.home.join("cache")).expect("rm cache");
+    let enabled = ok_in(&p, &["plugin", "enable", "hostile-tool"]);
+    assert!(
+        enabled.contains(&format!("Tool hostile: {HOSTILE}")),
+        "{enabled}"
+    );
+    let digest = hostile_digest();
+    let compiled = std::fs::read_dir(p.home.join("cache"))
+        .expect("the cache exists after enable")
+        .flatten()
+        .any(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            n.starts_with(&digest) && n.ends_with(".cwasm")
+        });
+    assert!(compiled, "enable compiled nothing for {digest}");
+    let recorded = p.home.join(format!("cache/tools/{digest}.json"));
+    let mut record: Value =
+        serde_json::from_slice(&std::fs::read(&recorded).expect("recorded description"))
+            .expect("JSON");
+    assert_eq!(record["name"], "hostile-tool", "{record}");
+
+    // A session names the tool from the record, without asking the component again.
+    record["name"] = json!("from-record");
+    std::fs::write(&recorded, record.to_string()).expect("rewrite the record");
+    let input = r#"{"attack":"ok"}"#;
+    let out = run_in(
+        &p,
+        &[
+            "tool",
+            "mcp__plugin_hostile-tool_warden__from-record",
+            "--input",
+            input,
+            "--yes",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+#[test]
+fn two_tools_that_describe_one_name_are_refused_naming_both_components() {
+    let p = Project::new();
+    let plugin = hostile_plugin(&p);
+    std::fs::write(
+        plugin.join("warden.toml"),
+        r#"tools = ["hostile", "again"]
+
+[components.hostile]
+path = "wasm/hostile_tool.wasm"
+world = "tool"
+capabilities = { fs = [], net = [], env = [], exec = [] }
+
+[components.again]
+path = "wasm/hostile_tool.wasm"
+world = "tool"
+capabilities = { fs = [], net = [], env = [], exec = [] }
+"#,
+    )
+    .expect("warden.toml");
+    let dir = plugin.to_str().expect("utf-8");
+    let call = |name: &str| {
+        run_in(
+            &p,
+            &[
+                "tool",
+                name,
+                "--plugin-dir",
+                dir,
+                "--input",
+                r#"{"attack":"ok"}"#,
+                "--yes",
+            ],
+        )
+    };
+    // The first in `tools` keeps the name.
+    let out = call(HOSTILE);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = call("mcp__plugin_hostile-tool_warden__again");
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("components `hostile` and `again` both describe a tool") && t.contains(HOSTILE),
+        "{t}"
+    );
 }

@@ -143,6 +143,15 @@ fn a_new_plugin_in_each_language_builds_installs_and_runs_outside_the_checkout()
 
         let built = outside.ok(&dir, &["build"]);
         assert!(built.contains(&format!("built {name} ({lang})")), "{built}");
+        // A tool is offered under the name its describe() gives (`count`), not its
+        // component's, with the plugin's prefix.
+        let tool = format!("mcp__plugin_{name}_warden__count");
+        if kind == "tool" {
+            assert!(
+                built.contains(&format!("tool {name} is offered as {tool}")),
+                "{built}"
+            );
+        }
         assert!(
             built.contains(&format!("compiled {name} for its first call")),
             "{built}"
@@ -158,6 +167,20 @@ fn a_new_plugin_in_each_language_builds_installs_and_runs_outside_the_checkout()
         let digest = sha256_hex(&wasm);
         let (entry, before) = compiled_entry(&outside.home, &digest)
             .unwrap_or_else(|| panic!("{name}: nothing compiled for its first call"));
+        if kind == "tool" {
+            assert!(
+                installed.contains(&format!("Tool {name}: {tool}")),
+                "{installed}"
+            );
+            // Its description is recorded by digest, so no session runs it to list it.
+            let recorded = outside.home.join(format!("cache/tools/{digest}.json"));
+            let recorded: serde_json::Value = serde_json::from_slice(
+                &std::fs::read(&recorded)
+                    .unwrap_or_else(|e| panic!("{name}: {}: {e}", recorded.display())),
+            )
+            .expect("recorded description");
+            assert_eq!(recorded["name"], "count", "{name}: {recorded}");
+        }
 
         let started = Instant::now();
         match kind {
@@ -190,8 +213,6 @@ fn a_new_plugin_in_each_language_builds_installs_and_runs_outside_the_checkout()
                 eprintln!("{name}: first hook call after install {first:?}");
             }
             _ => {
-                // The tool is offered under the name its describe() gives, the component's.
-                let tool = format!("mcp__plugin_{name}_warden__{name}");
                 let out = outside.warden(
                     &dir,
                     &[

@@ -4,8 +4,9 @@
 //! Nothing generated names a path of the machine that built `warden`: a Rust plugin carries a
 //! copy of the Rust SDK and its WIT in `vendor/`, the other languages' SDKs are handed over by
 //! `warden build`. The directory is also a one-plugin marketplace
-//! (`.claude-plugin/marketplace.json`), and a tool's `describe()` name is its component's
-//! name, the name it is offered under.
+//! (`.claude-plugin/marketplace.json`). A tool is offered under the name its `describe()`
+//! gives (`count` in the template), with the plugin's prefix:
+//! `mcp__plugin_<plugin>_warden__count`.
 //!
 //! Like `cargo new`, it refuses a destination that already exists, and it writes the whole
 //! tree into a temporary sibling first, so an error leaves nothing half-made.
@@ -298,9 +299,9 @@ fn files(name: &str, world: World, lang: GuestLang) -> Vec<(String, String)> {
             World::Hook => format!(
                 "```sh\necho '{{\"hook_event_name\":\"PreToolUse\",\"tool_name\":\"Bash\",\"tool_input\":{{\"command\":\"sudo ls\"}},\"cwd\":\"/tmp\",\"session_id\":\"s\",\"transcript_path\":\"/tmp/t.jsonl\"}}' \\\n  | warden hook-wasm wasm/{name}.wasm PreToolUse\n```"
             ),
-            World::Tool =>
-                "Install the plugin, then `warden tool` and `warden mcp serve` offer the tool."
-                    .to_string(),
+            World::Tool => format!(
+                "Install the plugin, then call the tool; `warden mcp serve` and `warden run` offer it too.\nIts name is the one its `describe()` gives (`count`), under the plugin's prefix:\n\n```sh\nwarden tool mcp__plugin_{name}_warden__count --input '{{\"text\":\"one two\\nthree\\n\"}}'\n```"
+            ),
         },
     );
     let mut out = vec![
@@ -476,7 +477,7 @@ mod tests {
     }
 
     #[test]
-    fn the_plugin_is_a_marketplace_of_itself_and_tools_are_named_after_their_component() {
+    fn the_plugin_is_a_marketplace_of_itself_and_its_readme_names_the_tool_describe_names() {
         for lang in GuestLang::ALL {
             let files = files("word-count", World::Tool, lang);
             let mkt = files
@@ -492,10 +493,18 @@ mod tests {
                 .find(|(p, _)| p.contains("tool") || p == "src/lib.rs");
             let (path, text) = source.expect("the tool's source");
             assert!(
-                text.contains("\"word-count\""),
-                "{lang} {path}: describe() does not name the tool word-count"
+                text.contains("\"count\""),
+                "{lang} {path}: describe() does not name the tool count"
             );
-            assert!(!text.contains("\"WordCount\""), "{lang} {path}");
+            let readme = &files
+                .iter()
+                .find(|(p, _)| p == "README.md")
+                .expect("README.md")
+                .1;
+            assert!(
+                readme.contains("warden tool mcp__plugin_word-count_warden__count "),
+                "{lang}: {readme}"
+            );
         }
     }
 }

@@ -125,9 +125,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             return Err(e.into());
         }
     };
-    precompile(&args.dir, &built, &bar, json);
+    let named = precompile(&args.dir, &built, &bar, json);
     bar.finish_and_clear();
-    Ok(ExitCode::SUCCESS)
+    Ok(named)
 }
 
 /// How often a build without a progress bar prints where it is.
@@ -137,10 +137,12 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(15);
 /// uses), so the first `warden hook-wasm`, `tool` or session call of it, and of the copy an
 /// install makes, maps compiled code instead of compiling: seconds for an interpreter guest.
 /// A component that does not compile is only reported: the build stands, and it is refused
-/// with the same error when it is used.
-fn precompile(dir: &std::path::Path, built: &[Built], bar: &ProgressBar, json: bool) {
+/// with the same error when it is used. Then each tool is asked its `describe()` name, which
+/// is the name it is offered under (recorded, so a session need not ask): a name MCP does not
+/// allow, or one two tools share, fails the build (exit 1) naming the components.
+fn precompile(dir: &std::path::Path, built: &[Built], bar: &ProgressBar, json: bool) -> ExitCode {
     let Ok(home) = warden_config::Home::from_env() else {
-        return;
+        return ExitCode::SUCCESS;
     };
     let config = warden::session::SessionOptions::new(dir, home).runtime;
     let runtime = match warden::runtime::Runtime::shared(config) {
@@ -149,7 +151,7 @@ fn precompile(dir: &std::path::Path, built: &[Built], bar: &ProgressBar, json: b
             if !json {
                 bar.suspend(|| eprintln!("warning: cannot compile the components ahead: {e}"));
             }
-            return;
+            return ExitCode::SUCCESS;
         }
     };
     for b in built {
@@ -168,6 +170,30 @@ fn precompile(dir: &std::path::Path, built: &[Built], bar: &ProgressBar, json: b
             Err(_) => {}
         }
     }
+    let Ok(plugin) = warden_plugins::load_plugin(dir) else {
+        return ExitCode::SUCCESS;
+    };
+    let Some(section) = &plugin.warden else {
+        return ExitCode::SUCCESS;
+    };
+    let root = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    bar.set_message("asking the tools their names");
+    let mut code = ExitCode::SUCCESS;
+    for (component, named) in
+        warden::session::describe_plugin_tools(&runtime, &plugin.name, &plugin.name, section, &root)
+    {
+        match named {
+            Ok(name) if !json => {
+                bar.suspend(|| println!("tool {component} is offered as {name}"));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                code = ExitCode::from(1);
+                bar.suspend(|| eprintln!("error: {e}"));
+            }
+        }
+    }
+    code
 }
 
 /// Refuses to build in an installed copy of a plugin (under Warden's plugin cache): the files

@@ -391,7 +391,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         Cmd::Enable(a) => {
             let r = mgr.enable(&a.plugin, a.scope.map(Into::into));
-            toggled(a.json, "enable", &a.plugin, r)
+            let enabled = r.as_ref().ok().map(|v| v.plugin_id.clone());
+            let code = toggled(a.json, "enable", &a.plugin, r);
+            // Compiled now rather than at the first call of a session, as install does: the
+            // cache may have been emptied, or the engine changed, since the plugin was
+            // installed.
+            if let Some(id) = enabled
+                && let Ok(d) = mgr.details(&id)
+            {
+                precompile(a.json, &id, &d.install_path);
+            }
+            code
         }
         Cmd::Disable(a) => {
             let r = mgr.disable(&a.plugin, a.scope.map(Into::into));
@@ -743,16 +753,20 @@ fn print_installed(json: bool, r: &warden_plugins::InstallReport) {
             }
         }
     }
-    precompile(json, r);
+    precompile(json, &r.plugin_id, &r.install_path);
 }
 
 /// Compiles the plugin's WASM components into the compile cache now, so its first hook or
 /// tool call does not pay for compilation (~0.1 s for a small Rust guest, seconds for
-/// interpreter-based guests). A component that fails to compile is reported; the install
-/// stands, and the component will be refused with the same error when it is used.
-fn precompile(json: bool, r: &warden_plugins::InstallReport) {
+/// interpreter-based guests), and asks each tool its `describe()` name, which is recorded
+/// with it (so no session has to run the tool to list it) and printed as the name the tool is
+/// offered under. Install, update and enable do this. A component that fails to compile, or a
+/// tool that cannot be named (a name MCP does not allow, one two tools share), is reported;
+/// the plugin stays installed, and the component is refused with the same error when it is
+/// used.
+fn precompile(json: bool, plugin_id: &str, install_path: &std::path::Path) {
     use warden::runtime::{DigestPin, Grant, Runtime, RuntimeError};
-    let Ok(plugin) = warden_plugins::load_plugin(&r.install_path) else {
+    let Ok(plugin) = warden_plugins::load_plugin(install_path) else {
         return;
     };
     let Some(section) = &plugin.warden else {
@@ -764,17 +778,17 @@ fn precompile(json: bool, r: &warden_plugins::InstallReport) {
     let Ok(home) = warden_config::Home::from_env() else {
         return;
     };
-    let config = warden::session::SessionOptions::new(&r.install_path, home).runtime;
+    let config = warden::session::SessionOptions::new(install_path, home).runtime;
     let Ok(runtime) = Runtime::shared(config) else {
         return;
     };
     let bar = super::progress::progress(json).bar_of(
         section.components.len() as u64,
-        format!("Compiling {}", r.plugin_id),
+        format!("Compiling {plugin_id}"),
         "components",
     );
     for (name, component) in &section.components {
-        bar.set_message(format!("Compiling {} ({name})", r.plugin_id));
+        bar.set_message(format!("Compiling {plugin_id} ({name})"));
         // Only compilation matters here; the grant is checked when the component is used.
         match runtime.load_file(
             &component.path,
@@ -783,13 +797,29 @@ fn precompile(json: bool, r: &warden_plugins::InstallReport) {
             DigestPin::None,
         ) {
             Err(e @ (RuntimeError::Compile { .. } | RuntimeError::Read { .. })) if !json => {
-                eprintln!("warning: component `{name}` of {}: {e}", r.plugin_id)
+                eprintln!("warning: component `{name}` of {plugin_id}: {e}")
             }
             _ => {}
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
+    let named = warden::session::describe_plugin_tools(
+        &runtime,
+        plugin_id,
+        &plugin.name,
+        section,
+        install_path,
+    );
+    if json {
+        return;
+    }
+    for (component, named) in named {
+        match named {
+            Ok(name) => println!("  Tool {component}: {name}"),
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
 }
 
 fn list(mgr: &PluginManager, a: &ListArgs) -> ExitCode {

@@ -50,7 +50,10 @@ pub use pipeline::{
     AskAnswer, AskFuture, AskRequest, Asker, CallMeta, DenyAsker, LocalTool, LocalToolFuture, Step,
     ToolOutcome, ToolStatus, TraceStep,
 };
-pub use registry::{RegisteredTool, ToolRegistry, ToolSource};
+pub use registry::{
+    RegisteredTool, ToolDescription, ToolRegistry, ToolSource, check_tool_name,
+    describe_plugin_tools, plugin_tool_name,
+};
 
 /// How to open a session. Every CLI command fills it from the same flattened arguments
 /// (`--cwd`, `--settings`, `--plugin-dir`, `--mode`).

@@ -3,8 +3,8 @@
 #include <string.h>
 
 void warden_tool_describe(warden_tool_info *info) {
-    /* The tool is offered as mcp__plugin_{{name}}_warden__{{name}}: keep this the component name. */
-    info->name = "{{name}}";
+    /* Offered as mcp__plugin_{{name}}_warden__count: this name, under the plugin's prefix. */
+    info->name = "count";
     info->description = "Counts the lines, words and bytes of a text, like `wc`.";
     info->input_schema =
         "{\"type\":\"object\",\"properties\":{\"text\":{\"type\":\"string\","

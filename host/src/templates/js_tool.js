@@ -2,8 +2,8 @@
 import { tool, ToolOutput, ToolError } from "warden";
 
 export const { describe, invoke } = tool({
-  // The tool is offered as mcp__plugin_{{name}}_warden__{{name}}: keep this the component name.
-  name: "{{name}}",
+  // Offered as mcp__plugin_{{name}}_warden__count: this name, under the plugin's prefix.
+  name: "count",
   description: "Counts the lines, words and bytes of a text, like `wc`.",
   inputSchema: {
     type: "object",

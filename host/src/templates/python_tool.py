@@ -4,8 +4,8 @@ from warden_sdk import InvalidInput, ToolOutput, tool
 
 
 @tool(
-    # The tool is offered as mcp__plugin_{{name}}_warden__{{name}}: keep this the component name.
-    name="{{name}}",
+    # Offered as mcp__plugin_{{name}}_warden__count: this name, under the plugin's prefix.
+    name="count",
     description="Counts the lines, words and bytes of a text, like `wc`.",
     input_schema={
         "type": "object",

@@ -8,8 +8,8 @@ struct {{camel}};
 impl Tool for {{camel}} {
     fn describe() -> ToolInfo {
         ToolInfo {
-            // The tool is offered as mcp__plugin_{{name}}_warden__{{name}}: keep this the component name.
-            name: "{{name}}".into(),
+            // Offered as mcp__plugin_{{name}}_warden__count: this name, under the plugin's prefix.
+            name: "count".into(),
             description: "Counts the lines, words and bytes of a text, like `wc`.".into(),
             input_schema: json!({
                 "type": "object",

@@ -20,7 +20,7 @@ struct JsonQuery;
 impl Tool for JsonQuery {
     fn describe() -> ToolInfo {
         ToolInfo {
-            name: "json_query".into(),
+            name: "query".into(),
             description: "Runs a jq query over a JSON file and returns the results, one per line, printed like `jq` prints them (or like `jq -r` with `raw`). Full jq syntax: paths (`.a.b`, `.[0]`, `.[-1]`, `.[2:4]`, `.[]`), pipes, `select`, `map`, `keys`, `length`, `to_entries`, `group_by`, `sort_by`, `test`, string interpolation and the rest of jq's standard library. A file with several JSON values (JSON Lines) is queried value by value. Output is cut at 100 KB. Use it to look into large JSON files (package manifests, lock files, API dumps, logs) without reading them whole.".into(),
             input_schema: json!({
                 "type": "object",

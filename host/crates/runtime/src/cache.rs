@@ -130,6 +130,21 @@ impl CompileCache {
         Ok((component, outcome, digest))
     }
 
+    /// The digest recorded for the file at `path` (absolute) when it was last loaded or
+    /// precompiled, if the file is still the one recorded (same identity); `None` otherwise or
+    /// without a cache. Reads nothing of the file itself.
+    pub fn recorded_digest(&self, path: &Path) -> Option<String> {
+        let dir = self.dir.as_ref()?;
+        let index = dir.join("paths").join(format!(
+            "{}.json",
+            sha256_hex(path.as_os_str().as_encoded_bytes())
+        ));
+        let meta = std::fs::metadata(path).ok()?;
+        read_sidecar(&index)
+            .filter(|r| r.identity == Identity::of(&meta))
+            .map(|r| r.sha256)
+    }
+
     /// The component for `wasm` (whose sha256 is `digest`), from the cache or compiled.
     pub fn load(
         &self,

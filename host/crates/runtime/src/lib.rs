@@ -532,6 +532,16 @@ impl Runtime {
         Ok(outcome)
     }
 
+    /// The sha256 of the component file at `path` as recorded in the compile cache by the
+    /// last [`load_file`](Self::load_file) or [`precompile_file`](Self::precompile_file) of
+    /// it, when the file has not changed since (checked by its identity, without reading it).
+    /// What is recorded about a component by digest (its tool description) can then be found
+    /// without loading it.
+    pub fn recorded_digest(&self, path: &Path) -> Option<String> {
+        let path = std::path::absolute(path).ok()?;
+        self.cache.recorded_digest(&path)
+    }
+
     /// Reads and loads a component file (see [`load`](Self::load)). The name in errors is the
     /// file name. The digest comes from the compile cache when the file is unchanged, so
     /// pinning costs no second read.
