@@ -548,7 +548,14 @@ impl Explainer {
             if !PATH_REFUSALS.iter().any(|p| line.contains(p)) {
                 continue;
             }
-            for path in absolute_paths(line) {
+            let mut paths = absolute_paths(line);
+            // A program reporting a refusal names itself first (`/bin/sh: 1: /srv/tc/tool:
+            // Permission denied`): the refused path is a later one, and the program's own
+            // path must not be offered as something to grant.
+            if paths.len() > 1 && line.starts_with(&format!("{}:", paths[0].display())) {
+                paths.remove(0);
+            }
+            for path in paths {
                 if seen.insert(path.clone()) {
                     out.push(self.path_line(&path));
                 }
@@ -857,6 +864,25 @@ mod tests {
             ]
         );
         assert!(e.explain("all good\n").is_empty());
+    }
+
+    #[test]
+    fn the_program_reporting_a_refusal_is_not_what_was_refused() {
+        let e = Explainer {
+            origin: plugin(),
+            readable: vec!["/bin".into()],
+            log: None,
+        };
+        let lines = e.explain(
+            "/bin/sh: 1: /opt/tc/bin/tool: Permission denied\n\
+             /root/private: Permission denied\n",
+        );
+        assert_eq!(lines.len(), 2, "{lines:#?}");
+        assert!(
+            lines[0].contains("reading /opt/tc/bin/tool;") && !lines[0].contains("/bin/sh"),
+            "{lines:#?}"
+        );
+        assert!(lines[1].contains("reading /root/private;"), "{lines:#?}");
     }
 
     #[test]
