@@ -326,6 +326,59 @@ impl EditResponse {
     }
 }
 
+/// What the Glob tool answers, in Claude Code's shape: paths relative to the working
+/// directory when under it, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GlobResponse {
+    /// The paths found (at most 100).
+    pub filenames: Vec<String>,
+    /// How long the search took.
+    pub duration_ms: u64,
+    /// How many paths `filenames` holds.
+    pub num_files: u64,
+    /// Whether more were found than returned.
+    pub truncated: bool,
+    /// How many were found.
+    pub total_matches: u64,
+    /// Whether `totalMatches` is exact (always, here: the search is not cut short).
+    pub count_is_complete: bool,
+}
+
+/// What the Grep tool answers, in Claude Code's shape; which optional fields are present
+/// depends on `mode`, as in Claude Code's answers.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrepResponse {
+    /// `files_with_matches`, `content` or `count`.
+    pub mode: String,
+    /// Files with matches (`files_with_matches` only, newest first; empty otherwise).
+    pub filenames: Vec<String>,
+    /// Files returned (`files_with_matches`), files with matches (`count`), or 0 (`content`).
+    pub num_files: u64,
+    /// The matching lines (`content`) or `path:count` lines (`count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Lines returned (`content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_lines: Option<u64>,
+    /// Matching lines in all (`count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_matches: Option<u64>,
+    /// Files with matches before the limit (`files_with_matches`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_files: Option<u64>,
+    /// Lines before the limit (`content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_lines: Option<u64>,
+    /// The `head_limit` that cut the results, when it cut them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_limit: Option<u64>,
+    /// The `offset` the results start at, when not 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied_offset: Option<u64>,
+}
+
 /// A built-in tool's answer, typed where Claude Code's shape is known: the one definition
 /// the agent loop, `warden tool`, `warden mcp serve` and the hook inputs all use.
 #[derive(Debug, Clone, PartialEq)]
@@ -338,6 +391,10 @@ pub enum ToolResponse {
     Write(WriteResponse),
     /// Edit.
     Edit(EditResponse),
+    /// Glob.
+    Glob(GlobResponse),
+    /// Grep.
+    Grep(GrepResponse),
     /// Any other tool: its structured result as it gave it, with the model's text as
     /// `content` when the tool did not set one.
     Other(serde_json::Value),
@@ -381,6 +438,18 @@ impl ToolResponse {
         {
             return ToolResponse::Edit(typed.with_patch());
         }
+        if tool == BuiltinTool::Glob.name()
+            && let Some(typed) =
+                structured.and_then(|s| serde_json::from_value::<GlobResponse>(s.clone()).ok())
+        {
+            return ToolResponse::Glob(typed);
+        }
+        if tool == BuiltinTool::Grep.name()
+            && let Some(typed) =
+                structured.and_then(|s| serde_json::from_value::<GrepResponse>(s.clone()).ok())
+        {
+            return ToolResponse::Grep(typed);
+        }
         match structured {
             Some(serde_json::Value::Object(s)) => {
                 let mut r = s.clone();
@@ -399,7 +468,10 @@ impl ToolResponse {
             ToolResponse::Write(_) | ToolResponse::Edit(_) => {
                 format!("{}{FILE_STATE_CURRENT}", content.trim_end())
             }
-            ToolResponse::Read(_) | ToolResponse::Other(_) => content.to_string(),
+            ToolResponse::Read(_)
+            | ToolResponse::Glob(_)
+            | ToolResponse::Grep(_)
+            | ToolResponse::Other(_) => content.to_string(),
         }
     }
 
@@ -410,6 +482,8 @@ impl ToolResponse {
             ToolResponse::Read(r) => serde_json::to_value(r).unwrap_or_default(),
             ToolResponse::Write(r) => serde_json::to_value(r).unwrap_or_default(),
             ToolResponse::Edit(r) => serde_json::to_value(r).unwrap_or_default(),
+            ToolResponse::Glob(r) => serde_json::to_value(r).unwrap_or_default(),
+            ToolResponse::Grep(r) => serde_json::to_value(r).unwrap_or_default(),
             ToolResponse::Other(v) => v.clone(),
         }
     }
@@ -522,6 +596,51 @@ mod tests {
         assert_eq!(
             (hunks[0].old_start, hunks[0].old_lines, hunks[0].new_start),
             (0, 0, 1)
+        );
+    }
+
+    #[test]
+    fn glob_and_grep_answer_in_claude_codes_shapes() {
+        // The guests' fields, typed; Claude Code 2.1.332's PostToolUse tool_response for the
+        // same searches (tests/fixtures/claude-p/recordings/glob and grep_limit).
+        let glob = ToolResponse::from_result(
+            "Glob",
+            "README.md",
+            Some(
+                &serde_json::json!({"countIsComplete": true, "durationMs": 3, "filenames": ["README.md"],
+                "numFiles": 1, "totalMatches": 1, "truncated": false}),
+            ),
+        );
+        assert_eq!(
+            serde_json::to_string(&glob.to_value()).expect("json"),
+            r#"{"filenames":["README.md"],"durationMs":3,"numFiles":1,"truncated":false,"totalMatches":1,"countIsComplete":true}"#
+        );
+        assert_eq!(glob.model_text("README.md"), "README.md");
+        let grep = ToolResponse::from_result(
+            "Grep",
+            "README.md:1:hello\n\n[Showing results with pagination = limit: 1]",
+            Some(
+                &serde_json::json!({"mode": "content", "filenames": [], "numFiles": 0,
+                "content": "README.md:1:hello", "numLines": 1, "totalLines": 3, "appliedLimit": 1}),
+            ),
+        );
+        assert_eq!(
+            grep.to_value(),
+            serde_json::json!({"mode": "content", "numFiles": 0, "filenames": [],
+                "content": "README.md:1:hello", "numLines": 1, "totalLines": 3, "appliedLimit": 1})
+        );
+        assert!(grep.is_typed());
+        // Fields another mode has are absent, not null.
+        let files = ToolResponse::from_result(
+            "Grep",
+            "No files found",
+            Some(
+                &serde_json::json!({"mode": "files_with_matches", "filenames": [], "numFiles": 0, "totalFiles": 0}),
+            ),
+        );
+        assert_eq!(
+            files.to_value(),
+            serde_json::json!({"mode": "files_with_matches", "filenames": [], "numFiles": 0, "totalFiles": 0})
         );
     }
 

@@ -70,6 +70,22 @@ pub fn absolute(path: &str) -> String {
     }
 }
 
+/// `abs` as Claude Code shows a path it found: relative to the working directory `cwd` when it
+/// lies under it, absolute otherwise; `.` segments (from a search of `.`) dropped.
+pub fn shown(abs: &str, cwd: &str) -> String {
+    let mut clean = String::new();
+    for part in abs.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        clean.push('/');
+        clean.push_str(part);
+    }
+    let cwd = cwd.trim_end_matches('/');
+    match clean.strip_prefix(cwd).and_then(|r| r.strip_prefix('/')) {
+        Some(rel) if !rel.is_empty() => rel.to_string(),
+        _ if clean.is_empty() => "/".to_string(),
+        _ => clean,
+    }
+}
+
 /// `dir/name`, without doubling the slash.
 pub fn join(dir: &str, name: &str) -> String {
     if dir.ends_with('/') {
@@ -88,10 +104,10 @@ pub fn parent(path: &str) -> Option<&str> {
 
 /// Creates the parent directories of `path` if they are missing.
 pub fn ensure_parent(path: &str) -> Result<(), ToolError> {
-    if let Some(p) = parent(path) {
-        if fs::stat(p).is_err() {
-            fs::create_dir(p).map_err(fs_error)?;
-        }
+    if let Some(p) = parent(path)
+        && fs::stat(p).is_err()
+    {
+        fs::create_dir(p).map_err(fs_error)?;
     }
     Ok(())
 }
@@ -114,19 +130,9 @@ pub fn walk(root: &str, visit: &mut dyn FnMut(&str, &str) -> bool) -> Result<(),
                 format!("{rel}/{}", e.name)
             };
             match e.kind {
-                fs::Kind::Directory => {
-                    if e.name == ".git" {
-                        continue;
-                    }
-                    if !go(&abs, &r, depth + 1, visit) {
-                        return false;
-                    }
-                }
-                fs::Kind::File => {
-                    if !visit(&abs, &r) {
-                        return false;
-                    }
-                }
+                fs::Kind::Directory if e.name == ".git" => {}
+                fs::Kind::Directory if !go(&abs, &r, depth + 1, visit) => return false,
+                fs::Kind::File if !visit(&abs, &r) => return false,
                 _ => {}
             }
         }

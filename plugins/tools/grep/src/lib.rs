@@ -1,9 +1,11 @@
-//! Grep: regular-expression search over files, with ripgrep's output modes.
+//! Grep: regular-expression search over files, with ripgrep's output modes, answered in
+//! Claude Code's shape (paths relative to the working directory, its counts and pagination
+//! lines).
 
 use globset::GlobBuilder;
 use regex::RegexBuilder;
 use serde_json::{Value, json};
-use tool_common::{absolute, opt_bool, opt_string, opt_u64, string, walk};
+use tool_common::{absolute, opt_bool, opt_string, opt_u64, shown, string, walk};
 use warden_sdk::{Tool, ToolError, ToolInfo, ToolOutput, fs};
 
 struct Grep;
@@ -26,7 +28,8 @@ impl Tool for Grep {
                     "-B": {"type": "number", "description": "Lines to show before each match"},
                     "-C": {"type": "number", "description": "Lines to show before and after each match"},
                     "multiline": {"type": "boolean", "description": "Let . match newlines and patterns span lines"},
-                    "head_limit": {"type": "number", "description": "Limit output to the first N lines/entries"}
+                    "head_limit": {"type": "number", "description": "Limit output to the first N lines/entries"},
+                    "offset": {"type": "number", "description": "Skip the first N lines/entries before applying head_limit"}
                 },
                 "required": ["pattern"],
                 "additionalProperties": false
@@ -63,9 +66,9 @@ impl Tool for Grep {
         let ctx = opt_u64(&input, "-C")?.unwrap_or(0) as usize;
         let after = opt_u64(&input, "-A")?.map_or(ctx, |n| n as usize);
         let before = opt_u64(&input, "-B")?.map_or(ctx, |n| n as usize);
-        let head = opt_u64(&input, "head_limit")?
-            .map(|n| n as usize)
-            .unwrap_or(usize::MAX);
+        let limit = opt_u64(&input, "head_limit")?.map(|n| n as usize);
+        let offset = opt_u64(&input, "offset")?.unwrap_or(0) as usize;
+        let cwd = fs::cwd();
 
         // A single file is searched as itself; a directory is walked.
         let mut files: Vec<String> = Vec::new();
@@ -84,7 +87,8 @@ impl Tool for Grep {
         }
 
         let mut lines_out: Vec<String> = Vec::new();
-        let mut matched_files: Vec<String> = Vec::new();
+        let mut matched_files: Vec<(u64, String)> = Vec::new();
+        let mut counted_files = 0usize;
         let mut total = 0usize;
         for file in files {
             // Files the host refuses (rules, size) are skipped, as ripgrep skips unreadable ones.
@@ -93,10 +97,12 @@ impl Tool for Grep {
                 continue;
             }
             let text = String::from_utf8_lossy(&bytes);
+            let name = shown(&file, &cwd);
             match mode {
                 "files_with_matches" => {
                     if re.is_match(&text) {
-                        matched_files.push(file);
+                        let mtime = fs::stat(&file).ok().and_then(|m| m.modified_ms);
+                        matched_files.push((mtime.unwrap_or(0), name));
                     }
                 }
                 "count" => {
@@ -107,7 +113,8 @@ impl Tool for Grep {
                     };
                     if n > 0 {
                         total += n;
-                        lines_out.push(format!("{file}:{n}"));
+                        counted_files += 1;
+                        lines_out.push(format!("{name}:{n}"));
                     }
                 }
                 _ => {
@@ -115,10 +122,15 @@ impl Tool for Grep {
                     let hits: Vec<usize> = (0..lines.len())
                         .filter(|&i| re.is_match(lines[i]))
                         .collect();
-                    let mut shown_until = 0usize;
+                    let mut shown_until: Option<usize> = None;
                     for &i in &hits {
-                        let start = i.saturating_sub(before).max(shown_until);
+                        let start = i.saturating_sub(before).max(shown_until.unwrap_or(0));
                         let end = (i + after + 1).min(lines.len());
+                        // ripgrep separates groups of context that do not touch with `--`.
+                        let apart = shown_until.is_none_or(|u| start > u);
+                        if (before > 0 || after > 0) && apart && !lines_out.is_empty() {
+                            lines_out.push("--".to_string());
+                        }
                         for (j, line) in lines.iter().enumerate().take(end).skip(start) {
                             let sep = if hits.binary_search(&j).is_ok() {
                                 ':'
@@ -126,24 +138,53 @@ impl Tool for Grep {
                                 '-'
                             };
                             lines_out.push(if numbers {
-                                format!("{file}{sep}{}{sep}{line}", j + 1)
+                                format!("{name}{sep}{}{sep}{line}", j + 1)
                             } else {
-                                format!("{file}{sep}{line}")
+                                format!("{name}{sep}{line}")
                             });
                         }
-                        shown_until = end;
+                        shown_until = Some(end);
                     }
                 }
             }
         }
+        // What Claude Code appends when a limit or an offset cut the results.
+        let page = |cut: bool| -> Option<String> {
+            let mut parts = Vec::new();
+            if let (Some(l), true) = (limit, cut) {
+                parts.push(format!("limit: {l}"));
+            }
+            if offset > 0 {
+                parts.push(format!("offset: {offset}"));
+            }
+            (!parts.is_empty()).then(|| parts.join(", "))
+        };
+        let window = |all: usize| -> (usize, usize, bool) {
+            let from = offset.min(all);
+            let to = limit.map_or(all, |l| (from + l).min(all));
+            (from, to, to < all)
+        };
+        let mut structured = json!({"mode": mode, "filenames": []});
+        let was_cut;
         let content = match mode {
             "files_with_matches" => {
-                let shown: Vec<String> = matched_files.iter().take(head).cloned().collect();
+                // Newest first, as Claude Code orders them.
+                matched_files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+                let (from, to, cut) = window(matched_files.len());
+                was_cut = cut;
+                let shown: Vec<String> = matched_files[from..to]
+                    .iter()
+                    .map(|(_, f)| f.clone())
+                    .collect();
+                structured["filenames"] = json!(shown);
+                structured["numFiles"] = json!(shown.len());
+                structured["totalFiles"] = json!(matched_files.len());
                 if shown.is_empty() {
                     "No files found".to_string()
                 } else {
+                    let page = page(cut).map(|p| format!(" {p}")).unwrap_or_default();
                     format!(
-                        "Found {} file{}\n{}",
+                        "Found {} file{}{page}\n{}",
                         shown.len(),
                         if shown.len() == 1 { "" } else { "s" },
                         shown.join("\n")
@@ -151,29 +192,53 @@ impl Tool for Grep {
                 }
             }
             "count" => {
-                let shown: Vec<String> = lines_out.iter().take(head).cloned().collect();
-                if shown.is_empty() {
-                    "No matches found".to_string()
-                } else {
-                    format!(
-                        "{}\n\nFound {total} total occurrences across {} files.",
-                        shown.join("\n"),
-                        shown.len()
-                    )
-                }
+                let (from, to, cut) = window(lines_out.len());
+                was_cut = cut;
+                let body = lines_out[from..to].join("\n");
+                structured["numFiles"] = json!(counted_files);
+                structured["content"] = json!(body);
+                structured["numMatches"] = json!(total);
+                let page = page(cut)
+                    .map(|p| format!(" with pagination = {p}"))
+                    .unwrap_or_default();
+                format!(
+                    "{}\n\nFound {total} total occurrence{} across {counted_files} file{}.{page}",
+                    if body.is_empty() {
+                        "No matches found"
+                    } else {
+                        &body
+                    },
+                    if total == 1 { "" } else { "s" },
+                    if counted_files == 1 { "" } else { "s" },
+                )
             }
             _ => {
-                let shown: Vec<String> = lines_out.iter().take(head).cloned().collect();
-                if shown.is_empty() {
+                let (from, to, cut) = window(lines_out.len());
+                was_cut = cut;
+                let body = lines_out[from..to].join("\n");
+                structured["numFiles"] = json!(0);
+                structured["content"] = json!(body);
+                structured["numLines"] = json!(to - from);
+                structured["totalLines"] = json!(lines_out.len());
+                if body.is_empty() {
                     "No matches found".to_string()
                 } else {
-                    shown.join("\n")
+                    match page(cut) {
+                        Some(p) => format!("{body}\n\n[Showing results with pagination = {p}]"),
+                        None => body,
+                    }
                 }
             }
         };
+        if was_cut {
+            structured["appliedLimit"] = json!(limit);
+        }
+        if offset > 0 {
+            structured["appliedOffset"] = json!(offset);
+        }
         Ok(ToolOutput {
             content,
-            structured: Some(json!({"mode": mode, "filenames": matched_files})),
+            structured: Some(structured),
         })
     }
 }
