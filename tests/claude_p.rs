@@ -994,6 +994,101 @@ fn resume_and_continue_rebuild_the_conversation_from_the_transcript() {
     );
 }
 
+fn json_lines(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+#[test]
+fn compact_prints_what_claude_code_prints() {
+    // What `claude -p "/compact"` printed (Claude Code 2.1.332, each output format): in a new
+    // conversation an empty answer, the error only on the stream as the command's stderr;
+    // after a compaction an empty answer and the `Compacted` notice; with only a summary left,
+    // `Not enough messages to compact.`; every `result` names the local command.
+    let p = Project::new(json!({}));
+    let (url, _requests) = fake_messages_api(text_turns(&["hello", "SUMMARY: said hello"]));
+
+    let fresh = p.warden_api(&url, &["-p", "/compact"]);
+    assert!(fresh.status.success(), "{}", stderr(&fresh));
+    assert_eq!(stdout(&fresh), "\n");
+    let fresh = p.warden_api(
+        &url,
+        &[
+            "-p",
+            "/compact",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
+    );
+    let lines = json_lines(&fresh);
+    let said = lines
+        .iter()
+        .find(|l| l["type"] == "assistant")
+        .expect("the command's answer");
+    assert_eq!(said["message"]["model"], "<synthetic>");
+    assert_eq!(
+        said["local_command_source"],
+        "<local-command-stderr>Error: No messages to compact</local-command-stderr>"
+    );
+    assert_eq!(
+        said["local_command_run"],
+        json!({"command": "compact", "args": ""})
+    );
+    let result = lines.last().expect("result");
+    assert_eq!(result["result"], "");
+    assert_eq!(result["local_command"], "compact");
+    assert_eq!(result["stop_reason"], Value::Null);
+    assert_eq!(result["is_error"], false);
+
+    let first = p.warden_api(&url, &["-p", "hi", "--output-format", "json"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let id = session_id_of(&first);
+    let compact = p.warden_api(
+        &url,
+        &[
+            "--resume",
+            &id,
+            "-p",
+            "/compact",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+        ],
+    );
+    assert!(compact.status.success(), "{}", stderr(&compact));
+    let lines = json_lines(&compact);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "system" && l["subtype"] == "compact_boundary"),
+        "{lines:?}"
+    );
+    let notice = lines
+        .iter()
+        .find(|l| l["type"] == "user" && l["isReplay"] == true)
+        .expect("the notice");
+    assert_eq!(
+        notice["message"],
+        json!({"role": "user", "content": "<local-command-stdout>Compacted </local-command-stdout>"})
+    );
+    let result = lines.last().expect("result");
+    assert_eq!(
+        (
+            &result["result"],
+            &result["local_command"],
+            &result["num_turns"]
+        ),
+        (&json!(""), &json!("compact"), &json!(0))
+    );
+
+    let again = p.warden_api(&url, &["--resume", &id, "-p", "/compact"]);
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(stdout(&again), "Not enough messages to compact.\n");
+}
+
 #[test]
 fn compact_now_summarises_and_puts_the_memory_back_read_again_from_disk() {
     let p = Project::new(json!({}));

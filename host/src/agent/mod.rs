@@ -670,9 +670,14 @@ impl Conversation {
                 .compact(&info, &mut self.messages, "manual", instructions)
                 .await
             {
+                // As `claude -p "/compact"`: no text when done, and nothing to compact is an
+                // answer, not an error.
                 Ok(()) => TurnEnd::Completed {
                     text: String::new(),
                 },
+                Err(reason) if reason == NOTHING_TO_COMPACT || reason == NO_MESSAGES_TO_COMPACT => {
+                    TurnEnd::Completed { text: reason }
+                }
                 Err(reason) => TurnEnd::PromptBlocked { reason },
             };
         }
@@ -784,9 +789,16 @@ fn user_message(reminders: &[String], text: &str) -> Message {
     }
 }
 
+/// Claude Code's answer to `/compact` in a conversation with nothing to compact.
+pub const NOTHING_TO_COMPACT: &str = "Not enough messages to compact.";
+
+/// Claude Code's answer to `/compact` in a conversation without any message: printed as the
+/// command's stderr, with an empty `result`.
+pub const NO_MESSAGES_TO_COMPACT: &str = "Error: No messages to compact";
+
 /// `/name args` when the prompt is a command invocation (a name without `/` in it, so a path
 /// typed as a prompt is not mistaken for one).
-fn slash_command(prompt: &str) -> Option<(&str, &str)> {
+pub fn slash_command(prompt: &str) -> Option<(&str, &str)> {
     let rest = prompt.trim_start().strip_prefix('/')?;
     let (name, args) = match rest.split_once(char::is_whitespace) {
         Some((n, a)) => (n, a.trim()),
@@ -1127,7 +1139,12 @@ impl Core {
         custom: &str,
     ) -> Result<(), String> {
         if messages.is_empty() {
-            return Err("Not enough messages to compact.".into());
+            return Err(NO_MESSAGES_TO_COMPACT.into());
+        }
+        // A conversation that is only a summary (a compacted one, resumed) has nothing left
+        // to summarise, as Claude Code judges it.
+        if trigger == "manual" && messages.len() < 2 {
+            return Err(NOTHING_TO_COMPACT.into());
         }
         let mut payload = Map::new();
         payload.insert("trigger".into(), json!(trigger));

@@ -230,11 +230,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ..defaults
     };
     let claude_out = (!args.json && !readable).then(|| {
-        Arc::new(ClaudeOutput::new(
-            args.output_format,
-            args.verbose,
-            &session,
-        ))
+        let mut out = ClaudeOutput::new(args.output_format, args.verbose, &session);
+        // Claude Code's own commands answer as local commands, not model turns.
+        out.local_command = warden::agent::slash_command(&prompt)
+            .filter(|(name, _)| *name == "compact")
+            .map(|(name, _)| name.to_string());
+        Arc::new(out)
     });
     let observer: Arc<dyn Observer> = match &claude_out {
         Some(c) => c.clone(),
@@ -284,6 +285,8 @@ struct ClaudeOutput {
     session_id: String,
     cwd: String,
     permission_mode: String,
+    /// The Claude Code command the prompt ran (`compact`), when it ran one.
+    local_command: Option<String>,
     state: Mutex<ClaudeState>,
 }
 
@@ -308,6 +311,7 @@ impl ClaudeOutput {
                 .rules()
                 .map(|r| r.mode().as_str().to_string())
                 .unwrap_or_else(|_| "default".into()),
+            local_command: None,
             state: Mutex::new(ClaudeState::default()),
         }
     }
@@ -336,7 +340,7 @@ impl ClaudeOutput {
     /// The `result` object of a finished turn.
     fn result(&self, report: &warden::agent::TurnReport) -> Value {
         let (subtype, is_error, text) = match &report.end {
-            TurnEnd::Completed { text } => ("success", false, Some(text.clone())),
+            TurnEnd::Completed { text } => ("success", false, Some(self.answer(text).to_string())),
             TurnEnd::MaxTurns { turns } => (
                 "error_max_turns",
                 true,
@@ -376,17 +380,63 @@ impl ClaudeOutput {
         if let (Some(o), TurnEnd::StopFailure { error, .. }) = (r.as_object_mut(), &report.end) {
             o.insert("error".into(), json!(error));
         }
+        if let (Some(o), Some(command)) = (r.as_object_mut(), &self.local_command) {
+            o.insert("stop_reason".into(), Value::Null);
+            o.insert("local_command".into(), json!(command));
+        }
         r
+    }
+
+    /// The answer `-p` prints: the model's text, or a local command's stdout (its stderr,
+    /// `/compact` in a conversation without messages, goes only to the stream).
+    fn answer<'a>(&self, text: &'a str) -> &'a str {
+        if self.local_command.is_some() && text == warden::agent::NO_MESSAGES_TO_COMPACT {
+            ""
+        } else {
+            text
+        }
+    }
+
+    /// The lines Claude Code streams for a local command's answer: `/compact`'s notice as a
+    /// replayed user message, or its refusal as a synthetic assistant message.
+    fn local_command_lines(&self, report: &warden::agent::TurnReport) {
+        let (Some(command), TurnEnd::Completed { text }) = (&self.local_command, &report.end)
+        else {
+            return;
+        };
+        if text.is_empty() {
+            self.line(json!({
+                "type": "user",
+                "message": {"role": "user",
+                    "content": "<local-command-stdout>Compacted </local-command-stdout>"},
+                "parent_tool_use_id": null,
+                "isReplay": true,
+            }));
+        } else {
+            self.line(json!({
+                "type": "assistant",
+                "message": {"type": "message", "role": "assistant", "model": "<synthetic>",
+                    "content": [{"type": "text", "text": text}]},
+                "parent_tool_use_id": null,
+                "local_command_source": if self.answer(text).is_empty() {
+                    format!("<local-command-stderr>{text}</local-command-stderr>")
+                } else {
+                    format!("<local-command-stdout>{text}</local-command-stdout>")
+                },
+                "local_command_run": {"command": command, "args": ""},
+            }));
+        }
     }
 
     /// Prints what the format prints at the end.
     fn finish(&self, report: &warden::agent::TurnReport) {
+        self.local_command_lines(report);
         let result = self.result(report);
         let mut out = std::io::stdout().lock();
         match self.format {
             OutputFormat::Text => match &report.end {
                 TurnEnd::Completed { text } => {
-                    let _ = writeln!(out, "{}", text.trim_end());
+                    let _ = writeln!(out, "{}", self.answer(text).trim_end());
                 }
                 _ => {
                     let _ = out.flush();
@@ -452,6 +502,11 @@ impl Observer for ClaudeOutput {
                     }));
                 }
             }
+            LoopEvent::Compacted { trigger, .. } => self.line(json!({
+                "type": "system",
+                "subtype": "compact_boundary",
+                "compact_metadata": {"trigger": trigger},
+            })),
             LoopEvent::Warning { message } => eprintln!("warning: {message}"),
             _ => {}
         }
