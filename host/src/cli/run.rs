@@ -102,6 +102,36 @@ pub struct Args {
     /// Fire the `Setup` hooks (trigger `maintenance`) before the session starts.
     #[arg(long)]
     maintenance: bool,
+    /// Permission rules allowed for this run, as Claude Code's flag: separated by commas
+    /// or spaces outside parentheses (`"Bash(git log *),Read"`); repeatable.
+    #[arg(long = "allowedTools", alias = "allowed-tools", value_name = "RULES")]
+    allowed_tools: Vec<String>,
+}
+
+/// The rules of `--allowedTools` values: split at commas and whitespace outside parentheses.
+fn split_rules(values: &[String]) -> Vec<String> {
+    let mut rules = Vec::new();
+    for v in values {
+        let (mut depth, mut current) = (0usize, String::new());
+        for c in v.chars() {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if depth == 0 && (c == ',' || c.is_whitespace()) {
+                if !current.is_empty() {
+                    rules.push(std::mem::take(&mut current));
+                }
+            } else {
+                current.push(c);
+            }
+        }
+        if !current.is_empty() {
+            rules.push(current);
+        }
+    }
+    rules
 }
 
 /// `--output-format`.
@@ -196,6 +226,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some((id, _)) = &saved {
         opts.session_id = Some(id.clone());
     }
+    opts.allowed_tools.extend(split_rules(&args.allowed_tools));
     let (driver, script_prompt) = driver(&args)?;
     let prompt = args.prompt.clone().or(script_prompt);
     let prompt = match prompt {
