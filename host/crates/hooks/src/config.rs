@@ -16,6 +16,7 @@ use warden_config::{Scope, Settings};
 use crate::handler::{Handler, HandlerKind, ParseCtx, parse_handler};
 use crate::matcher::Matcher;
 use warden_vocab::Event;
+use warden_vocab::schema::hooks::{EventMap, HooksDocument};
 
 /// A plugin whose hooks are being registered.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,15 +212,32 @@ pub struct ParsedGroup {
     pub handlers: Vec<Handler>,
 }
 
-/// Keys that may sit next to event names in an unwrapped hooks file without being events.
-const META_KEYS: &[&str] = &["description", "$schema"];
-
 /// Largest plugin hooks file read, in bytes (the same limit as the plugin loader's manifests).
 pub const MAX_HOOKS_FILE_BYTES: u64 = 1 << 20;
 
 /// Parses an object of `event name → [matcher group]` (the value of a `hooks` key).
 pub fn parse_hooks(
     events: &Value,
+    opts: &ParseOptions<'_>,
+) -> (Vec<ParsedGroup>, Vec<ConfigWarning>) {
+    match EventMap::from_value(events) {
+        Some(map) => parse_event_map(&map, opts),
+        None => (
+            Vec::new(),
+            vec![ConfigWarning {
+                origin: opts.origin.to_string(),
+                message: format!(
+                    "`hooks` must be an object of event names, found {} (skipped)",
+                    kind(events)
+                ),
+            }],
+        ),
+    }
+}
+
+/// Turns the events of a hooks document, as read once, into matcher groups of handlers.
+pub fn parse_event_map(
+    map: &EventMap,
     opts: &ParseOptions<'_>,
 ) -> (Vec<ParsedGroup>, Vec<ConfigWarning>) {
     let mut warnings = Vec::new();
@@ -230,60 +248,53 @@ pub fn parse_hooks(
             message: m,
         })
     };
-    let Some(map) = events.as_object() else {
-        warn(format!(
-            "`hooks` must be an object of event names, found {} (skipped)",
-            kind(events)
-        ));
-        return (groups, warnings);
-    };
-    for (name, list) in map {
-        let event = match name.parse::<Event>() {
-            Ok(e) => e,
-            Err(_) if META_KEYS.contains(&name.as_str()) => continue,
-            Err(_) => {
-                let hint = Event::ALL
-                    .iter()
-                    .find(|e| e.as_str().eq_ignore_ascii_case(name))
-                    .map(|e| format!(" (did you mean `{e}`? event names are case-sensitive)"))
-                    .unwrap_or_default();
-                warn(format!("unknown hook event `{name}`{hint} (skipped)"));
-                continue;
-            }
+    for entry in &map.0 {
+        let name = &entry.name;
+        let Some(event) = entry.event else {
+            let hint = Event::ALL
+                .iter()
+                .find(|e| e.as_str().eq_ignore_ascii_case(name))
+                .map(|e| format!(" (did you mean `{e}`? event names are case-sensitive)"))
+                .unwrap_or_default();
+            warn(format!("unknown hook event `{name}`{hint} (skipped)"));
+            continue;
         };
         let event = if opts.stop_as_subagent_stop && event == Event::Stop {
             Event::SubagentStop
         } else {
             event
         };
-        let Some(list) = list.as_array() else {
-            warn(format!(
-                "{name}: must be an array of matcher groups, found {} (skipped)",
-                kind(list)
-            ));
-            continue;
+        let list = match &entry.groups {
+            Ok(list) => list,
+            Err(other) => {
+                warn(format!(
+                    "{name}: must be an array of matcher groups, found {} (skipped)",
+                    kind(other)
+                ));
+                continue;
+            }
         };
         for (gi, group) in list.iter().enumerate() {
             let at = format!("{name}[{gi}]");
-            let Some(gobj) = group.as_object() else {
-                warn(format!(
-                    "{at}: matcher group must be an object, found {} (skipped)",
-                    kind(group)
-                ));
-                continue;
+            let group = match group {
+                Ok(g) => g,
+                Err(other) => {
+                    warn(format!(
+                        "{at}: matcher group must be an object, found {} (skipped)",
+                        kind(other)
+                    ));
+                    continue;
+                }
             };
-            for k in gobj.keys() {
+            for k in &group.keys {
                 if !matches!(k.as_str(), "matcher" | "hooks" | "description") {
                     warn(format!("{at}: unknown matcher-group key `{k}` (ignored)"));
                 }
             }
-            let matcher_text = gobj
-                .get("matcher")
-                .and_then(Value::as_str)
-                .map(str::to_string);
+            let matcher_text = group.matcher.valid().cloned();
             // On events without matcher support the matcher is ignored, so it is not compiled.
             let matcher = if event.matcher_field().is_some() {
-                match Matcher::from_json(gobj.get("matcher"), event.narrow_matcher()) {
+                match Matcher::from_field(&group.matcher, event.narrow_matcher()) {
                     Ok(m) => m,
                     Err(e) => {
                         warn(format!("{at}: {e} (group skipped)"));
@@ -293,7 +304,7 @@ pub fn parse_hooks(
             } else {
                 Matcher::All
             };
-            let Some(handlers_raw) = gobj.get("hooks").and_then(Value::as_array) else {
+            let Some(handlers_raw) = &group.hooks else {
                 warn(format!(
                     "{at}: matcher group needs a `hooks` array (skipped)"
                 ));
@@ -336,37 +347,29 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// Finds the events object of a plugin hooks file or inline manifest value: `{"hooks": {...}}`
-/// (wrapped, extra keys ignored) or `{"PreToolUse": [...]}` (bare).
-fn events_of<'v>(
-    value: &'v Value,
+/// The events of a plugin hooks file or inline manifest value: `{"hooks": {...}}` (wrapped,
+/// extra keys ignored) or `{"PreToolUse": [...]}` (bare).
+fn events_of<'d>(
+    doc: &'d HooksDocument,
     origin: &str,
     warnings: &mut Vec<ConfigWarning>,
-) -> Option<&'v Value> {
-    let Some(obj) = value.as_object() else {
-        warnings.push(ConfigWarning {
-            origin: origin.to_string(),
-            message: format!(
-                "hooks file must be a JSON object, found {} (its hooks are skipped)",
-                kind(value)
-            ),
-        });
-        return None;
+) -> Option<&'d EventMap> {
+    let message = match doc {
+        HooksDocument::Wrapped { events, .. } | HooksDocument::Bare(events) => return Some(events),
+        HooksDocument::NotObject(v) => format!(
+            "hooks file must be a JSON object, found {} (its hooks are skipped)",
+            kind(v)
+        ),
+        HooksDocument::HooksNotObject(v) => format!(
+            "`hooks` must be an object of event names, found {} (its hooks are skipped)",
+            kind(v)
+        ),
     };
-    match obj.get("hooks") {
-        Some(h @ Value::Object(_)) => Some(h),
-        Some(other) => {
-            warnings.push(ConfigWarning {
-                origin: origin.to_string(),
-                message: format!(
-                    "`hooks` must be an object of event names, found {} (its hooks are skipped)",
-                    kind(other)
-                ),
-            });
-            None
-        }
-        None => Some(value),
-    }
+    warnings.push(ConfigWarning {
+        origin: origin.to_string(),
+        message,
+    });
+    None
 }
 
 /// Policy gates read from settings (spec 1.2, 3.3).
@@ -567,8 +570,19 @@ impl HookConfigBuilder {
     /// Adds an already-read plugin hooks value (a `hooks.json` document or inline manifest
     /// object; wrapped or bare). `type: "wasm"` is rejected here, as Claude Code would.
     pub fn add_plugin_hooks(&mut self, plugin: Arc<PluginContext>, value: &Value, origin: &str) {
+        self.add_plugin_document(plugin, &HooksDocument::from_value(value), origin);
+    }
+
+    /// Adds a plugin hooks document already read (by the plugin loader, which reads each file
+    /// once). `type: "wasm"` is rejected here, as Claude Code would.
+    pub fn add_plugin_document(
+        &mut self,
+        plugin: Arc<PluginContext>,
+        doc: &HooksDocument,
+        origin: &str,
+    ) {
         let mut w = Vec::new();
-        let events = events_of(value, origin, &mut w);
+        let events = events_of(doc, origin, &mut w);
         self.warnings.extend(w);
         let Some(events) = events else { return };
         let root = plugin.root.clone();
@@ -579,7 +593,7 @@ impl HookConfigBuilder {
             ..ParseOptions::default()
         };
         let source = Arc::new(HookSource::Plugin(plugin));
-        self.add_parsed(parse_hooks(events, &opts), &source);
+        self.add_parsed(parse_event_map(events, &opts), &source);
     }
 
     /// Adds the `warden` section of a `plugin.json`: `{"components": {...}, "hooks": {...}}`,
@@ -607,8 +621,9 @@ impl HookConfigBuilder {
         let Some(hooks) = obj.get("hooks") else {
             return;
         };
+        let doc = HooksDocument::from_value(hooks);
         let mut w = Vec::new();
-        let events = events_of(hooks, origin, &mut w);
+        let events = events_of(&doc, origin, &mut w);
         self.warnings.extend(w);
         let Some(events) = events else { return };
         let root = plugin.root.clone();
@@ -621,7 +636,7 @@ impl HookConfigBuilder {
             ..ParseOptions::default()
         };
         let source = Arc::new(HookSource::Plugin(plugin));
-        self.add_parsed(parse_hooks(events, &opts), &source);
+        self.add_parsed(parse_event_map(events, &opts), &source);
     }
 
     /// Adds the `hooks` of a skill's frontmatter (as JSON). `once` is honoured here.

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use warden_vocab::schema::Field;
+use warden_vocab::schema::hooks::HandlerSpec;
 use warden_vocab::{Event, HandlerType};
 
 /// A timeout at or above this many seconds is almost certainly milliseconds written by mistake.
@@ -234,43 +236,51 @@ pub(crate) struct ParseCtx<'a> {
 
 const COMMON_KEYS: &[&str] = &["type", "if", "timeout", "statusMessage", "once"];
 
-fn check_keys(obj: &Map<String, Value>, specific: &[&str], warn: &mut dyn FnMut(String)) {
-    for k in obj.keys() {
+fn check_keys(spec: &HandlerSpec, specific: &[&str], warn: &mut dyn FnMut(String)) {
+    for k in &spec.keys {
         if !COMMON_KEYS.contains(&k.as_str()) && !specific.contains(&k.as_str()) {
             warn(format!("unknown handler key `{k}` (ignored)"));
         }
     }
 }
 
-fn opt_string(obj: &Map<String, Value>, key: &str, warn: &mut dyn FnMut(String)) -> Option<String> {
-    match obj.get(key) {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => {
+fn opt_string(field: &Field<String>, key: &str, warn: &mut dyn FnMut(String)) -> Option<String> {
+    match field {
+        Field::Valid(s) => Some(s.clone()),
+        f if f.is_unset() => None,
+        _ => {
             warn(format!("`{key}` must be a string (ignored)"));
             None
         }
     }
 }
 
-fn opt_bool(obj: &Map<String, Value>, key: &str, warn: &mut dyn FnMut(String)) -> bool {
-    match obj.get(key) {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(_) => {
+fn opt_bool(field: &Field<bool>, key: &str, warn: &mut dyn FnMut(String)) -> bool {
+    match field {
+        Field::Valid(b) => *b,
+        f if f.is_unset() => false,
+        _ => {
             warn(format!("`{key}` must be a boolean (ignored)"));
             false
         }
     }
 }
 
-fn parse_timeout(obj: &Map<String, Value>, warn: &mut dyn FnMut(String)) -> Option<Duration> {
-    let v = obj.get("timeout")?;
-    let Some(secs) = v.as_f64() else {
-        warn(format!(
-            "`timeout` must be a number of seconds, found {v} (default used)"
-        ));
-        return None;
+/// A string that holds more than blanks.
+fn non_blank(field: &Field<String>) -> Option<&String> {
+    field.valid().filter(|s| !s.trim().is_empty())
+}
+
+fn parse_timeout(field: &Field<f64>, warn: &mut dyn FnMut(String)) -> Option<Duration> {
+    let secs = match field {
+        Field::Absent => return None,
+        Field::Valid(secs) => *secs,
+        Field::Invalid(v) => {
+            warn(format!(
+                "`timeout` must be a number of seconds, found {v} (default used)"
+            ));
+            return None;
+        }
     };
     if !secs.is_finite() || secs <= 0.0 {
         warn(format!(
@@ -291,10 +301,10 @@ fn parse_timeout(obj: &Map<String, Value>, warn: &mut dyn FnMut(String)) -> Opti
     )
 }
 
-fn parse_on_failure(obj: &Map<String, Value>, warn: &mut dyn FnMut(String)) -> OnFailure {
-    match obj.get("onFailure").and_then(Value::as_str) {
+fn parse_on_failure(field: &Field<String>, warn: &mut dyn FnMut(String)) -> OnFailure {
+    match field.valid().map(String::as_str) {
         None => {
-            if obj.get("onFailure").is_some_and(|v| !v.is_null()) {
+            if !field.is_unset() {
                 warn("`onFailure` must be \"continue\" or \"block\" (default used)".to_string());
             }
             OnFailure::Continue
@@ -310,23 +320,21 @@ fn parse_on_failure(obj: &Map<String, Value>, warn: &mut dyn FnMut(String)) -> O
     }
 }
 
-/// Parses one handler object. Problems are reported through `warn`; `None` means the handler is
-/// skipped.
+/// Turns one handler as written into a [`Handler`]. Problems are reported through `warn`;
+/// `None` means the handler is skipped.
 pub(crate) fn parse_handler(
-    raw: &Value,
+    entry: &Result<HandlerSpec, Value>,
     ctx: &ParseCtx<'_>,
     warn: &mut dyn FnMut(String),
 ) -> Option<Handler> {
-    let Some(obj) = raw.as_object() else {
-        warn(format!("handler must be an object, found {raw} (skipped)"));
-        return None;
+    let spec = match entry {
+        Ok(spec) => spec,
+        Err(raw) => {
+            warn(format!("handler must be an object, found {raw} (skipped)"));
+            return None;
+        }
     };
-    let ty = match obj.get("type").and_then(Value::as_str) {
-        Some("command") => HandlerType::Command,
-        Some("http") => HandlerType::Http,
-        Some("mcp_tool") => HandlerType::McpTool,
-        Some("prompt") => HandlerType::Prompt,
-        Some("agent") => HandlerType::Agent,
+    let ty = match spec.kind_str() {
         Some("wasm") if ctx.allow_wasm => HandlerType::Wasm,
         Some("wasm") => {
             warn(
@@ -335,10 +343,13 @@ pub(crate) fn parse_handler(
             );
             return None;
         }
-        Some(other) => {
-            warn(format!("unknown handler type \"{other}\" (skipped)"));
-            return None;
-        }
+        Some(name) => match name.parse::<HandlerType>() {
+            Ok(ty) => ty,
+            Err(_) => {
+                warn(format!("unknown handler type \"{name}\" (skipped)"));
+                return None;
+            }
+        },
         None => {
             warn("handler has no string `type` (skipped)".to_string());
             return None;
@@ -353,231 +364,226 @@ pub(crate) fn parse_handler(
         return None;
     }
     let kind = match ty {
-        HandlerType::Command => {
-            check_keys(
-                obj,
-                &[
-                    "command",
-                    "args",
-                    "async",
-                    "asyncRewake",
-                    "shell",
-                    "onFailure",
-                ],
-                warn,
-            );
-            let command = match obj.get("command") {
-                Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-                _ => {
-                    warn(
-                        "command handler needs a non-empty string `command` (skipped)".to_string(),
-                    );
-                    return None;
-                }
-            };
-            let args = match obj.get("args") {
-                None | Some(Value::Null) => None,
-                Some(Value::Array(a)) => {
-                    let mut out = Vec::with_capacity(a.len());
-                    for v in a {
-                        match v.as_str() {
-                            Some(s) => out.push(s.to_string()),
-                            None => {
-                                warn("`args` must be an array of strings (skipped)".to_string());
-                                return None;
-                            }
-                        }
-                    }
-                    Some(out)
-                }
-                Some(_) => {
-                    warn("`args` must be an array of strings (skipped)".to_string());
-                    return None;
-                }
-            };
-            if args.is_some()
-                && command.contains(char::is_whitespace)
-                && !std::path::Path::new(&command).is_absolute()
-            {
-                warn(format!(
-                    "exec-form command `{command}` contains whitespace; spawning it will fail"
-                ));
-            }
-            if ctx.is_plugin && args.is_none() && command.contains("${user_config.") {
-                warn(format!(
-                    "shell-form plugin hook `{command}` references ${{user_config.*}}, which is only substituted in exec form; use $CLAUDE_PLUGIN_OPTION_<KEY> (skipped)"
-                ));
-                return None;
-            }
-            let shell = match obj.get("shell").and_then(Value::as_str) {
-                None | Some("bash") => Shell::Bash,
-                Some("powershell") => Shell::PowerShell,
-                Some(other) => {
-                    warn(format!(
-                        "`shell` \"{other}\" is not \"bash\" or \"powershell\" (bash used)"
-                    ));
-                    Shell::Bash
-                }
-            };
-            HandlerKind::Command(CommandHandler {
-                command,
-                args,
-                is_async: opt_bool(obj, "async", warn),
-                async_rewake: opt_bool(obj, "asyncRewake", warn),
-                shell,
-            })
-        }
-        HandlerType::Http => {
-            check_keys(
-                obj,
-                &["url", "headers", "allowedEnvVars", "onFailure"],
-                warn,
-            );
-            let Some(url) = obj.get("url").and_then(Value::as_str).map(str::to_string) else {
-                warn("http handler needs a string `url` (skipped)".to_string());
-                return None;
-            };
-            let mut headers = BTreeMap::new();
-            if let Some(h) = obj.get("headers") {
-                match h.as_object() {
-                    Some(m) => {
-                        for (k, v) in m {
-                            match v.as_str() {
-                                Some(s) => {
-                                    headers.insert(k.clone(), s.to_string());
-                                }
-                                None => warn(format!("header `{k}` must be a string (ignored)")),
-                            }
-                        }
-                    }
-                    None => warn("`headers` must be an object (ignored)".to_string()),
-                }
-            }
-            let allowed_env_vars = obj
-                .get("allowedEnvVars")
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_string)
-                        .collect()
-                })
-                .unwrap_or_default();
-            HandlerKind::Http(HttpHandler {
-                url,
-                headers,
-                allowed_env_vars,
-            })
-        }
-        HandlerType::McpTool => {
-            check_keys(obj, &["server", "tool", "input", "onFailure"], warn);
-            let (Some(server), Some(tool)) = (
-                obj.get("server").and_then(Value::as_str),
-                obj.get("tool").and_then(Value::as_str),
-            ) else {
-                warn("mcp_tool handler needs string `server` and `tool` (skipped)".to_string());
-                return None;
-            };
-            // Calling the tool without the arguments its author wrote could do something else
-            // entirely, so a malformed `input` drops the handler rather than the field.
-            let input = match obj.get("input") {
-                None | Some(Value::Null) => None,
-                Some(v @ Value::Object(_)) => Some(v.clone()),
-                Some(_) => {
-                    warn("mcp_tool `input` must be an object (skipped)".to_string());
-                    return None;
-                }
-            };
-            HandlerKind::McpTool(McpToolHandler {
-                server: server.to_string(),
-                tool: tool.to_string(),
-                input,
-            })
-        }
-        HandlerType::Prompt | HandlerType::Agent => {
-            check_keys(
-                obj,
-                &["prompt", "model", "continueOnBlock", "agent", "onFailure"],
-                warn,
-            );
-            // Without its own question the model would only see the hook input and guess.
-            let prompt = match obj.get("prompt") {
-                Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-                _ => {
-                    warn(format!(
-                        "{} handler needs a non-empty string `prompt` (skipped)",
-                        ty.as_str()
-                    ));
-                    return None;
-                }
-            };
-            let h = ModelHandler {
-                prompt,
-                model: opt_string(obj, "model", warn),
-                continue_on_block: opt_bool(obj, "continueOnBlock", warn),
-            };
-            if ty == HandlerType::Prompt {
-                HandlerKind::Prompt(h)
-            } else {
-                HandlerKind::Agent(h)
-            }
-        }
-        HandlerType::Wasm => {
-            check_keys(obj, &["component", "onFailure"], warn);
-            let Some(name) = obj.get("component").and_then(Value::as_str) else {
-                warn("wasm handler needs a string `component` (skipped)".to_string());
-                return None;
-            };
-            let Some(decl) = ctx.components.and_then(|c| c.get(name)) else {
-                warn(format!(
-                    "wasm handler names component `{name}`, which `warden.components` does not declare (skipped)"
-                ));
-                return None;
-            };
-            let Some(rel) = decl.get("path").and_then(Value::as_str) else {
-                warn(format!("component `{name}` has no string `path` (skipped)"));
-                return None;
-            };
-            let rel_path = std::path::Path::new(rel);
-            if rel_path.is_absolute()
-                || rel_path
-                    .components()
-                    .any(|c| matches!(c, std::path::Component::ParentDir))
-            {
-                warn(format!(
-                    "component `{name}` path `{rel}` must be relative and stay inside the plugin (skipped)"
-                ));
-                return None;
-            }
-            let Some(root) = ctx.plugin_root else {
-                warn(format!(
-                    "component `{name}` has no plugin root to resolve against (skipped)"
-                ));
-                return None;
-            };
-            HandlerKind::Wasm(WasmHandler {
-                component: name.to_string(),
-                path: root.join(rel_path),
-                world: decl
-                    .get("world")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                declaration: decl.clone(),
-            })
-        }
+        HandlerType::Command => HandlerKind::Command(command_handler(spec, ctx, warn)?),
+        HandlerType::Http => HandlerKind::Http(http_handler(spec, warn)?),
+        HandlerType::McpTool => HandlerKind::McpTool(mcp_tool_handler(spec, warn)?),
+        HandlerType::Prompt => HandlerKind::Prompt(model_handler(spec, ty, warn)?),
+        HandlerType::Agent => HandlerKind::Agent(model_handler(spec, ty, warn)?),
+        HandlerType::Wasm => HandlerKind::Wasm(wasm_handler(spec, ctx, warn)?),
     };
-    let once = opt_bool(obj, "once", warn);
+    let once = opt_bool(&spec.once, "once", warn);
     if once && !ctx.honour_once {
         warn("`once` is only honoured in skill frontmatter (ignored)".to_string());
     }
-    let on_failure = parse_on_failure(obj, warn);
+    let on_failure = parse_on_failure(&spec.on_failure, warn);
     Some(Handler {
         kind,
-        if_rule: opt_string(obj, "if", warn),
-        timeout: parse_timeout(obj, warn),
-        status_message: opt_string(obj, "statusMessage", warn),
+        if_rule: opt_string(&spec.if_rule, "if", warn),
+        timeout: parse_timeout(&spec.timeout, warn),
+        status_message: opt_string(&spec.status_message, "statusMessage", warn),
         once: once && ctx.honour_once,
         on_failure,
-        raw: raw.clone(),
+        raw: spec.raw.clone(),
+    })
+}
+
+fn command_handler(
+    spec: &HandlerSpec,
+    ctx: &ParseCtx<'_>,
+    warn: &mut dyn FnMut(String),
+) -> Option<CommandHandler> {
+    check_keys(
+        spec,
+        &[
+            "command",
+            "args",
+            "async",
+            "asyncRewake",
+            "shell",
+            "onFailure",
+        ],
+        warn,
+    );
+    let Some(command) = non_blank(&spec.command).cloned() else {
+        warn("command handler needs a non-empty string `command` (skipped)".to_string());
+        return None;
+    };
+    let args = match &spec.args {
+        Field::Valid(a) => Some(a.clone()),
+        f if f.is_unset() => None,
+        _ => {
+            warn("`args` must be an array of strings (skipped)".to_string());
+            return None;
+        }
+    };
+    if args.is_some()
+        && command.contains(char::is_whitespace)
+        && !std::path::Path::new(&command).is_absolute()
+    {
+        warn(format!(
+            "exec-form command `{command}` contains whitespace; spawning it will fail"
+        ));
+    }
+    if ctx.is_plugin && args.is_none() && command.contains("${user_config.") {
+        warn(format!(
+            "shell-form plugin hook `{command}` references ${{user_config.*}}, which is only substituted in exec form; use $CLAUDE_PLUGIN_OPTION_<KEY> (skipped)"
+        ));
+        return None;
+    }
+    // A `shell` that is not a string is ignored as Claude Code ignores it.
+    let shell = match spec.shell.valid().map(String::as_str) {
+        None | Some("bash") => Shell::Bash,
+        Some("powershell") => Shell::PowerShell,
+        Some(other) => {
+            warn(format!(
+                "`shell` \"{other}\" is not \"bash\" or \"powershell\" (bash used)"
+            ));
+            Shell::Bash
+        }
+    };
+    Some(CommandHandler {
+        command,
+        args,
+        is_async: opt_bool(&spec.is_async, "async", warn),
+        async_rewake: opt_bool(&spec.async_rewake, "asyncRewake", warn),
+        shell,
+    })
+}
+
+fn http_handler(spec: &HandlerSpec, warn: &mut dyn FnMut(String)) -> Option<HttpHandler> {
+    check_keys(
+        spec,
+        &["url", "headers", "allowedEnvVars", "onFailure"],
+        warn,
+    );
+    let Some(url) = spec.url.valid().cloned() else {
+        warn("http handler needs a string `url` (skipped)".to_string());
+        return None;
+    };
+    let mut headers = BTreeMap::new();
+    match &spec.headers {
+        Field::Absent => {}
+        Field::Valid(m) => {
+            for (k, v) in m {
+                match v.as_str() {
+                    Some(s) => {
+                        headers.insert(k.clone(), s.to_string());
+                    }
+                    None => warn(format!("header `{k}` must be a string (ignored)")),
+                }
+            }
+        }
+        Field::Invalid(_) => warn("`headers` must be an object (ignored)".to_string()),
+    }
+    let allowed_env_vars = spec
+        .allowed_env_vars
+        .valid()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(HttpHandler {
+        url,
+        headers,
+        allowed_env_vars,
+    })
+}
+
+fn mcp_tool_handler(spec: &HandlerSpec, warn: &mut dyn FnMut(String)) -> Option<McpToolHandler> {
+    check_keys(spec, &["server", "tool", "input", "onFailure"], warn);
+    let (Some(server), Some(tool)) = (spec.server.valid(), spec.tool.valid()) else {
+        warn("mcp_tool handler needs string `server` and `tool` (skipped)".to_string());
+        return None;
+    };
+    // Calling the tool without the arguments its author wrote could do something else
+    // entirely, so a malformed `input` drops the handler rather than the field.
+    let input = match &spec.input {
+        Field::Valid(m) => Some(Value::Object(m.clone())),
+        f if f.is_unset() => None,
+        _ => {
+            warn("mcp_tool `input` must be an object (skipped)".to_string());
+            return None;
+        }
+    };
+    Some(McpToolHandler {
+        server: server.clone(),
+        tool: tool.clone(),
+        input,
+    })
+}
+
+fn model_handler(
+    spec: &HandlerSpec,
+    ty: HandlerType,
+    warn: &mut dyn FnMut(String),
+) -> Option<ModelHandler> {
+    check_keys(
+        spec,
+        &["prompt", "model", "continueOnBlock", "agent", "onFailure"],
+        warn,
+    );
+    // Without its own question the model would only see the hook input and guess.
+    let Some(prompt) = non_blank(&spec.prompt).cloned() else {
+        warn(format!(
+            "{} handler needs a non-empty string `prompt` (skipped)",
+            ty.as_str()
+        ));
+        return None;
+    };
+    Some(ModelHandler {
+        prompt,
+        model: opt_string(&spec.model, "model", warn),
+        continue_on_block: opt_bool(&spec.continue_on_block, "continueOnBlock", warn),
+    })
+}
+
+fn wasm_handler(
+    spec: &HandlerSpec,
+    ctx: &ParseCtx<'_>,
+    warn: &mut dyn FnMut(String),
+) -> Option<WasmHandler> {
+    check_keys(spec, &["component", "onFailure"], warn);
+    let Some(name) = spec.component.valid() else {
+        warn("wasm handler needs a string `component` (skipped)".to_string());
+        return None;
+    };
+    let Some(decl) = ctx.components.and_then(|c| c.get(name)) else {
+        warn(format!(
+            "wasm handler names component `{name}`, which `warden.components` does not declare (skipped)"
+        ));
+        return None;
+    };
+    let Some(rel) = decl.get("path").and_then(Value::as_str) else {
+        warn(format!("component `{name}` has no string `path` (skipped)"));
+        return None;
+    };
+    let rel_path = std::path::Path::new(rel);
+    if rel_path.is_absolute()
+        || rel_path
+            .components()
+            .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        warn(format!(
+            "component `{name}` path `{rel}` must be relative and stay inside the plugin (skipped)"
+        ));
+        return None;
+    }
+    let Some(root) = ctx.plugin_root else {
+        warn(format!(
+            "component `{name}` has no plugin root to resolve against (skipped)"
+        ));
+        return None;
+    };
+    Some(WasmHandler {
+        component: name.clone(),
+        path: root.join(rel_path),
+        world: decl
+            .get("world")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        declaration: decl.clone(),
     })
 }

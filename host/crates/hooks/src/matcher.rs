@@ -12,6 +12,7 @@
 //! `regex`; only patterns that use look-around or back-references go to `fancy-regex`.
 
 use serde_json::Value;
+use warden_vocab::schema::Field;
 
 /// Largest compiled program accepted for one matcher; hostile patterns fail to compile instead
 /// of using unbounded memory.
@@ -53,6 +54,15 @@ impl Matcher {
             None | Some(Value::Null) => Ok(Matcher::All),
             Some(Value::String(s)) => Matcher::parse(s, narrow),
             Some(other) => Err(MatcherError::NotAString(json_kind(other).to_string())),
+        }
+    }
+
+    /// Compiles the `matcher` of a group as read by the hooks schema.
+    pub fn from_field(field: &Field<String>, narrow: bool) -> Result<Matcher, MatcherError> {
+        match field {
+            Field::Valid(s) => Matcher::parse(s, narrow),
+            f if f.is_unset() => Ok(Matcher::All),
+            f => Matcher::from_json(f.invalid(), narrow),
         }
     }
 

@@ -22,6 +22,8 @@ use serde_json::{Map, Value};
 use crate::diag::Diagnostic;
 use crate::util::{Src, did_you_mean};
 use warden_config::json_type_name;
+use warden_vocab::schema::Field;
+use warden_vocab::schema::hooks::{HandlerSpec, HooksDocument, MatcherGroup};
 
 /// Every hook event name Claude Code knows (the hook engine's list, so the two never drift).
 pub static EVENTS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
@@ -63,42 +65,39 @@ pub(crate) fn check_hooks(
     flavor: HookFlavor,
     diags: &mut Vec<Diagnostic>,
 ) -> Map<String, Value> {
+    check_document(&HooksDocument::from_value(value), file, src, flavor, diags)
+}
+
+/// Checks a hooks document as read once (see [`check_hooks`]).
+pub(crate) fn check_document(
+    doc: &HooksDocument,
+    file: &Path,
+    src: Src<'_>,
+    flavor: HookFlavor,
+    diags: &mut Vec<Diagnostic>,
+) -> Map<String, Value> {
     let pos = |key: &str| src.pos(key);
-    if value.as_array().is_some_and(Vec::is_empty) {
-        // Seen in published plugins; nothing is lost, so only warn (documented choice).
-        diags.push(Diagnostic::warning(
-            file,
-            "hooks file is an empty array, not an object; it declares no hooks",
-        ));
-        return Map::new();
-    }
-    let Value::Object(top) = value else {
-        diags.push(Diagnostic::error(
-            file,
-            format!(
-                "hooks must be an object of event names (or {{\"hooks\": {{...}}}}), found {}; these hooks are skipped. \
-                 Rewrite it as {{\"hooks\": {{\"PreToolUse\": [{{\"matcher\": \"...\", \"hooks\": [{{\"type\": \"command\", \"command\": \"...\"}}]}}]}}}}",
-                json_type_name(value)
-            ),
-        ));
-        return Map::new();
-    };
-    let events: &Map<String, Value> = match top.get("hooks") {
-        Some(Value::Object(inner)) => {
-            for k in top.keys() {
-                if !matches!(k.as_str(), "hooks" | "description" | "$schema") {
-                    diags.push(
-                        Diagnostic::warning(
-                            file,
-                            format!("unknown key `{k}` in hooks file is ignored"),
-                        )
-                        .at(pos(k)),
-                    );
-                }
-            }
-            inner
+    let events = match doc {
+        HooksDocument::NotObject(Value::Array(a)) if a.is_empty() => {
+            // Seen in published plugins; nothing is lost, so only warn (documented choice).
+            diags.push(Diagnostic::warning(
+                file,
+                "hooks file is an empty array, not an object; it declares no hooks",
+            ));
+            return Map::new();
         }
-        Some(other) => {
+        HooksDocument::NotObject(value) => {
+            diags.push(Diagnostic::error(
+                file,
+                format!(
+                    "hooks must be an object of event names (or {{\"hooks\": {{...}}}}), found {}; these hooks are skipped. \
+                     Rewrite it as {{\"hooks\": {{\"PreToolUse\": [{{\"matcher\": \"...\", \"hooks\": [{{\"type\": \"command\", \"command\": \"...\"}}]}}]}}}}",
+                    json_type_name(value)
+                ),
+            ));
+            return Map::new();
+        }
+        HooksDocument::HooksNotObject(other) => {
             diags.push(
                 Diagnostic::error(
                     file,
@@ -108,14 +107,24 @@ pub(crate) fn check_hooks(
             );
             return Map::new();
         }
-        None => top,
+        HooksDocument::Wrapped { events, extra_keys } => {
+            for k in extra_keys {
+                diags.push(
+                    Diagnostic::warning(
+                        file,
+                        format!("unknown key `{k}` in hooks file is ignored"),
+                    )
+                    .at(pos(k)),
+                );
+            }
+            events
+        }
+        HooksDocument::Bare(events) => events,
     };
     let mut out = Map::new();
-    for (event, groups) in events {
-        if matches!(event.as_str(), "description" | "$schema") {
-            continue;
-        }
-        if !EVENTS.contains(&event.as_str()) {
+    for entry in &events.0 {
+        let event = &entry.name;
+        if entry.event.is_none() {
             let hint = did_you_mean(event, &EVENTS)
                 .map(|s| format!(" (did you mean `{s}`?)"))
                 .unwrap_or_default();
@@ -125,18 +134,21 @@ pub(crate) fn check_hooks(
             );
             continue;
         }
-        let Value::Array(groups) = groups else {
-            diags.push(
-                Diagnostic::error(
-                    file,
-                    format!(
-                        "event `{event}` must be an array of matcher groups, found {}",
-                        json_type_name(groups)
-                    ),
-                )
-                .at(pos(event)),
-            );
-            continue;
+        let groups = match &entry.groups {
+            Ok(groups) => groups,
+            Err(other) => {
+                diags.push(
+                    Diagnostic::error(
+                        file,
+                        format!(
+                            "event `{event}` must be an array of matcher groups, found {}",
+                            json_type_name(other)
+                        ),
+                    )
+                    .at(pos(event)),
+                );
+                continue;
+            }
         };
         let mut kept = Vec::new();
         for g in groups {
@@ -153,26 +165,29 @@ pub(crate) fn check_hooks(
 
 fn check_group(
     event: &str,
-    group: &Value,
+    group: &Result<MatcherGroup, Value>,
     file: &Path,
     pos: &dyn Fn(&str) -> Option<(usize, usize)>,
     flavor: HookFlavor,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<Value> {
-    let Value::Object(g) = group else {
-        diags.push(
-            Diagnostic::error(
-                file,
-                format!(
-                    "a matcher group of `{event}` must be an object, found {}",
-                    json_type_name(group)
-                ),
-            )
-            .at(pos(event)),
-        );
-        return None;
+    let g = match group {
+        Ok(g) => g,
+        Err(other) => {
+            diags.push(
+                Diagnostic::error(
+                    file,
+                    format!(
+                        "a matcher group of `{event}` must be an object, found {}",
+                        json_type_name(other)
+                    ),
+                )
+                .at(pos(event)),
+            );
+            return None;
+        }
     };
-    for k in g.keys() {
+    for k in &g.keys {
         if !matches!(k.as_str(), "matcher" | "hooks") {
             diags.push(
                 Diagnostic::warning(
@@ -183,9 +198,8 @@ fn check_group(
             );
         }
     }
-    match g.get("matcher") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(m)) => {
+    match &g.matcher {
+        Field::Valid(m) => {
             if let Err(e) = check_matcher(m) {
                 diags.push(
                     Diagnostic::warning(file, format!("matcher `{m}` of `{event}` is not a valid regular expression ({e}); the group is skipped"))
@@ -194,13 +208,14 @@ fn check_group(
                 return None;
             }
         }
-        Some(other) => {
+        f if f.is_unset() => {}
+        f => {
             diags.push(
                 Diagnostic::warning(
                     file,
                     format!(
                         "matcher of `{event}` must be a string, found {}; the group is skipped",
-                        json_type_name(other)
+                        f.invalid().map_or("null", json_type_name)
                     ),
                 )
                 .at(pos("matcher")),
@@ -208,7 +223,7 @@ fn check_group(
             return None;
         }
     }
-    let Some(Value::Array(handlers)) = g.get("hooks") else {
+    let Some(handlers) = &g.hooks else {
         diags.push(
             Diagnostic::error(
                 file,
@@ -218,15 +233,14 @@ fn check_group(
         );
         return None;
     };
-    let mut kept = Vec::new();
-    for h in handlers {
-        if check_handler(event, h, file, pos, flavor, diags) {
-            kept.push(h.clone());
-        }
-    }
-    let mut g = g.clone();
-    g.insert("hooks".into(), Value::Array(kept));
-    Some(Value::Object(g))
+    let kept: Vec<Value> = handlers
+        .iter()
+        .filter(|h| check_handler(event, h, file, pos, flavor, diags))
+        .filter_map(|h| h.as_ref().ok().map(|h| h.raw.clone()))
+        .collect();
+    let mut raw = g.raw.clone();
+    raw.insert("hooks".into(), Value::Array(kept));
+    Some(Value::Object(raw))
 }
 
 /// Claude Code's matcher rule: `""`/`"*"` or only `[A-Za-z0-9_\- ,|]` is an exact list,
@@ -298,26 +312,29 @@ fn nothing_to_repeat(m: &str) -> Result<(), String> {
 
 fn check_handler(
     event: &str,
-    h: &Value,
+    h: &Result<HandlerSpec, Value>,
     file: &Path,
     pos: &dyn Fn(&str) -> Option<(usize, usize)>,
     flavor: HookFlavor,
     diags: &mut Vec<Diagnostic>,
 ) -> bool {
-    let Value::Object(h) = h else {
-        diags.push(
-            Diagnostic::error(
-                file,
-                format!(
-                    "a `{event}` handler must be an object, found {}",
-                    json_type_name(h)
-                ),
-            )
-            .at(pos(event)),
-        );
-        return false;
+    let h = match h {
+        Ok(h) => h,
+        Err(other) => {
+            diags.push(
+                Diagnostic::error(
+                    file,
+                    format!(
+                        "a `{event}` handler must be an object, found {}",
+                        json_type_name(other)
+                    ),
+                )
+                .at(pos(event)),
+            );
+            return false;
+        }
     };
-    let Some(kind) = h.get("type").and_then(Value::as_str) else {
+    let Some(kind) = h.kind_str() else {
         diags.push(
             Diagnostic::error(
                 file,
@@ -349,22 +366,31 @@ fn check_handler(
         diags.push(Diagnostic::error(file, msg).at(pos("type")));
         return false;
     }
-    let (required, optional): (&[&str], &[&str]) = match kind {
+    let (required, optional): (&[(&str, &Field<String>)], &[&str]) = match kind {
         "command" => (
-            &["command"],
+            &[("command", &h.command)],
             &["args", "async", "asyncRewake", "shell", "onFailure"],
         ),
-        "http" => (&["url"], &["headers", "allowedEnvVars", "onFailure"]),
-        "mcp_tool" => (&["server", "tool"], &["input", "onFailure"]),
-        "prompt" => (&["prompt"], &["model", "continueOnBlock", "onFailure"]),
-        "agent" => (&["prompt"], &["model", "onFailure"]),
-        _ => (&["component"], &["onFailure"]),
+        "http" => (
+            &[("url", &h.url)],
+            &["headers", "allowedEnvVars", "onFailure"],
+        ),
+        "mcp_tool" => (
+            &[("server", &h.server), ("tool", &h.tool)],
+            &["input", "onFailure"],
+        ),
+        "prompt" => (
+            &[("prompt", &h.prompt)],
+            &["model", "continueOnBlock", "onFailure"],
+        ),
+        "agent" => (&[("prompt", &h.prompt)], &["model", "onFailure"]),
+        _ => (&[("component", &h.component)], &["onFailure"]),
     };
     let mut ok = true;
-    for r in required {
-        match h.get(*r) {
-            Some(Value::String(s)) if !s.is_empty() => {}
-            Some(other) if !other.is_string() => {
+    for (r, value) in required {
+        match value {
+            Field::Valid(s) if !s.is_empty() => {}
+            Field::Invalid(other) => {
                 diags.push(
                     Diagnostic::error(
                         file,
@@ -389,12 +415,12 @@ fn check_handler(
             }
         }
     }
-    for k in h.keys() {
+    for k in &h.keys {
         let common = matches!(
             k.as_str(),
             "type" | "if" | "timeout" | "statusMessage" | "once"
         );
-        if !common && !required.contains(&k.as_str()) && !optional.contains(&k.as_str()) {
+        if !common && !required.iter().any(|(r, _)| r == k) && !optional.contains(&k.as_str()) {
             diags.push(
                 Diagnostic::warning(
                     file,
@@ -404,16 +430,18 @@ fn check_handler(
             );
         }
     }
-    match h.get("timeout") {
-        None => {}
-        Some(Value::Number(n)) if n.as_f64().is_some_and(|t| t >= 1000.0) => {
+    match &h.timeout {
+        Field::Absent => {}
+        Field::Valid(t) if *t >= 1000.0 => {
+            // Shown as written (`30000`, not `30000.0`).
+            let n = &h.raw["timeout"];
             diags.push(
-                Diagnostic::warning(file, format!("timeout {n} on `{event}` is in seconds ({n} s); it looks like milliseconds — did you mean {}?", n.as_f64().unwrap_or(0.0) / 1000.0))
+                Diagnostic::warning(file, format!("timeout {n} on `{event}` is in seconds ({n} s); it looks like milliseconds — did you mean {}?", t / 1000.0))
                     .at(pos("timeout")),
             );
         }
-        Some(Value::Number(_)) => {}
-        Some(other) => {
+        Field::Valid(_) => {}
+        Field::Invalid(other) => {
             diags.push(
                 Diagnostic::error(
                     file,
@@ -427,7 +455,7 @@ fn check_handler(
             ok = false;
         }
     }
-    if h.contains_key("if")
+    if h.if_rule.is_present()
         && !event
             .parse::<warden_vocab::Event>()
             .is_ok_and(|e| e.is_tool_event())
