@@ -24,8 +24,8 @@ use warden_hooks::{
     Outcome, dispatch,
 };
 use warden_instructions::{
-    CommandRunner, Context, ContextOptions, LoadReason, MemoryFile, PluginContent, ReadGate,
-    RenderError, RenderOptions, RenderedSkill, SkillSource, Warning,
+    CommandRunner, Context, ContextOptions, Diagnostic, LoadReason, MemoryFile, PluginContent,
+    ReadGate, RenderError, RenderOptions, RenderedSkill, SkillSource,
 };
 use warden_permissions::{Access, Decision, Mode, Permissions, PermissionsError};
 
@@ -125,19 +125,19 @@ pub fn load_context(session: &Session, touched: &[PathBuf]) -> Context {
 
 /// Problems of the session that the instruction layer does not see itself. Settings errors are
 /// left out: [`warden_instructions::load_context`] reports those already.
-pub fn session_warnings(session: &Session) -> Vec<Warning> {
-    let mut out: Vec<Warning> = session
+pub fn session_warnings(session: &Session) -> Vec<Diagnostic> {
+    let mut out: Vec<Diagnostic> = session
         .load_problems()
         .iter()
         .filter(|p| p.kind != LoadProblemKind::SettingsUnreadable)
-        .map(|p| Warning::new(Path::new("plugins"), p.message.clone()))
+        .map(|p| Diagnostic::warning(Path::new("plugins"), p.message.clone()))
         .collect();
     for p in &session.plugins {
         for d in &p.plugin.diagnostics {
             let message = format!("plugin {}: {} ({})", p.id, d.message, d.severity);
             out.push(match d.line {
-                Some(l) => Warning::at(&d.file, l, message),
-                None => Warning::new(&d.file, message),
+                Some(l) => Diagnostic::warning_at(&d.file, l, message),
+                None => Diagnostic::warning(&d.file, message),
             });
         }
     }

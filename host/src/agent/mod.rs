@@ -526,7 +526,7 @@ impl Conversation {
         let core = &mut self.core;
         let memory = match core.context.lock() {
             Ok(ctx) => {
-                warnings.extend(ctx.warnings.iter().map(ToString::to_string));
+                warnings.extend(ctx.warnings.iter().map(|w| w.located().to_string()));
                 ctx.memory.clone()
             }
             Err(_) => Vec::new(),

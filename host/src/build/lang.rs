@@ -15,7 +15,7 @@ pub const COMPONENTIZE_QJS: &str = "0.4.5";
 
 /// Whether one tool a language needs is present.
 #[derive(Debug, Clone, serde::Serialize)]
-pub struct ToolStatus {
+pub struct ToolchainTool {
     /// The language.
     pub lang: GuestLang,
     /// The tool.
@@ -28,11 +28,11 @@ pub struct ToolStatus {
 
 /// The tools each language needs, found or not, for `plugin_root` (JS looks in its
 /// `node_modules`).
-pub fn toolchain_status(plugin_root: &Path) -> Vec<ToolStatus> {
+pub fn toolchain_status(plugin_root: &Path) -> Vec<ToolchainTool> {
     let mut out = Vec::new();
     for lang in GuestLang::ALL {
         for (tool, found, install) in tools(lang, plugin_root) {
-            out.push(ToolStatus {
+            out.push(ToolchainTool {
                 lang,
                 tool,
                 found,

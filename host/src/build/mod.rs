@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use warden_plugins::{BuildTarget, Diagnostic, GuestLang, World};
 
-pub use lang::{ToolStatus, toolchain_status};
+pub use lang::{ToolchainTool, toolchain_status};
 
 /// The WIT package and guest SDK files compiled into the binary (path, bytes).
 mod embedded {

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use warden::instructions::{self, HookFiring};
 use warden::session::Session;
-use warden_instructions::{Context, Skill, SkillSource, Warning};
+use warden_instructions::{Context, Diagnostic, Skill, SkillSource};
 
 /// Arguments.
 #[derive(clap::Args)]
@@ -68,8 +68,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             if reported.contains(std::path::Path::new(file)) {
                 continue;
             }
-            ctx.warnings
-                .push(Warning::new(std::path::Path::new(&w.origin), &w.message));
+            ctx.warnings.push(Diagnostic::warning(
+                std::path::Path::new(&w.origin),
+                &w.message,
+            ));
         }
         match session.dispatch_options() {
             Ok(dopts) => {
@@ -81,14 +83,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     &dopts,
                 ))?;
             }
-            Err(e) => ctx.warnings.push(Warning::new(
+            Err(e) => ctx.warnings.push(Diagnostic::warning(
                 std::path::Path::new("settings"),
                 format!("InstructionsLoaded hooks not run: {e}"),
             )),
         }
         for f in &firings {
             for p in &f.problems {
-                ctx.warnings.push(Warning::new(
+                ctx.warnings.push(Diagnostic::warning(
                     &f.file_path,
                     format!("InstructionsLoaded hook: {p}"),
                 ));
@@ -107,10 +109,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let lsp_servers = super::lsp::rows(&session);
     for p in session.mcp().problems() {
         ctx.warnings
-            .push(Warning::new(std::path::Path::new("MCP"), p.clone()));
+            .push(Diagnostic::warning(std::path::Path::new("MCP"), p.clone()));
     }
     // One problem, one line: the same warning reached through two paths is listed once.
-    let mut seen: Vec<Warning> = Vec::new();
+    let mut seen: Vec<Diagnostic> = Vec::new();
     ctx.warnings.retain(|w| {
         let new = !seen.contains(w);
         if new {

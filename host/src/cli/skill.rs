@@ -173,7 +173,7 @@ fn list(a: ListArgs) -> anyhow::Result<ExitCode> {
         println!("/{}{hint}  [{kind}, {source}]  {}", s.name, s.description);
     }
     for w in &ctx.warnings {
-        eprintln!("warning: {w}");
+        eprintln!("{w}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::diag::Warning;
 use crate::fields;
 use crate::frontmatter::Document;
 use crate::reach::Reach;
 use crate::skills::{read_doc, walk_md};
+use warden_vocab::Diagnostic;
 
 /// Where an agent comes from. Declared lowest precedence first.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize)]
@@ -113,7 +113,7 @@ fn from_map(
     source: AgentSource,
     path: Option<&Path>,
     prompt: String,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Agent {
     let wpath = path.map_or_else(|| PathBuf::from("--agents"), Path::to_path_buf);
     let s = |k: &str| match doc {
@@ -125,7 +125,7 @@ fn from_map(
         && !MODELS.contains(&m.as_str())
         && !m.starts_with("claude-")
     {
-        warnings.push(Warning::new(
+        warnings.push(Diagnostic::warning(
             &wpath,
             format!("unknown model `{m}`; passed through"),
         ));
@@ -172,7 +172,7 @@ fn from_map(
             stripped.push("permissionMode");
         }
         if !stripped.is_empty() {
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 &wpath,
                 format!("plugin agents cannot set {}; ignored", stripped.join(", ")),
             ));
@@ -187,7 +187,7 @@ pub fn load_dir(
     dir: &Path,
     source: AgentSource,
     reach: &Reach,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Vec<Agent> {
     let mut out = Vec::new();
     if !dir.is_dir() {
@@ -204,21 +204,21 @@ pub fn load_dir(
     let contained = source == AgentSource::Project;
     for (path, _, _) in files {
         if let Err(why) = reach.check(&path, contained) {
-            warnings.push(Warning::new(&path, why));
+            warnings.push(Diagnostic::warning(&path, why));
             continue;
         }
         let Some(doc) = read_doc(&path, warnings) else {
             continue;
         };
         let Some(name) = fields::string(&doc, "name") else {
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 &path,
                 "no `name` in frontmatter; not an agent, skipped",
             ));
             continue;
         };
         if !valid_agent_name(&name) {
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 &path,
                 format!(
                     "agent name `{name}` must be lowercase letters, digits and hyphens; skipped"
@@ -227,7 +227,10 @@ pub fn load_dir(
             continue;
         }
         if fields::string(&doc, "description").is_none() {
-            warnings.push(Warning::new(&path, "agent has no `description`; skipped"));
+            warnings.push(Diagnostic::warning(
+                &path,
+                "agent has no `description`; skipped",
+            ));
             continue;
         }
         out.push(from_map(
@@ -249,7 +252,7 @@ pub fn load_plugin_dir(
     dir: &Path,
     plugin: &str,
     reach: &Reach,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Vec<Agent> {
     let mut out = Vec::new();
     let mut files = Vec::new();
@@ -272,13 +275,16 @@ pub fn load_plugin_dir(
     }
     for (path, segs, stem) in files {
         if let Err(why) = reach.check(&path, false) {
-            warnings.push(Warning::new(&path, why));
+            warnings.push(Diagnostic::warning(&path, why));
             continue;
         }
         let text = match crate::frontmatter::read_file(&path) {
             Ok(t) => t,
             Err(e) => {
-                warnings.push(Warning::new(&path, format!("cannot read: {e}; skipped")));
+                warnings.push(Diagnostic::warning(
+                    &path,
+                    format!("cannot read: {e}; skipped"),
+                ));
                 continue;
             }
         };
@@ -286,7 +292,7 @@ pub fn load_plugin_dir(
             Ok(d) => {
                 if d.lenient {
                     let at = d.strict_error.clone().unwrap_or_default();
-                    warnings.push(Warning::new(
+                    warnings.push(Diagnostic::warning(
                         &path,
                         format!(
                             "frontmatter is not valid YAML ({at}); read with the lenient parser"
@@ -296,7 +302,7 @@ pub fn load_plugin_dir(
                 d
             }
             Err(e) => {
-                warnings.push(Warning::at(
+                warnings.push(Diagnostic::warning_at(
                     &path,
                     e.line(),
                     format!("{e}; loaded under its file name"),
@@ -311,7 +317,7 @@ pub fn load_plugin_dir(
         let base = match fields::string(&doc, "name") {
             Some(n) if !n.contains(':') => n,
             Some(n) => {
-                warnings.push(Warning::new(
+                warnings.push(Diagnostic::warning(
                     &path,
                     format!("agent name `{n}` contains `:`; loaded as `{stem}`"),
                 ));
@@ -319,7 +325,7 @@ pub fn load_plugin_dir(
             }
             None => {
                 if doc.frontmatter.is_empty() {
-                    warnings.push(Warning::new(
+                    warnings.push(Diagnostic::warning(
                         &path,
                         "no frontmatter; loaded as an agent under its file name",
                     ));
@@ -328,7 +334,7 @@ pub fn load_plugin_dir(
             }
         };
         if fields::string(&doc, "description").is_none() {
-            warnings.push(Warning::new(&path, "agent has no `description`"));
+            warnings.push(Diagnostic::warning(&path, "agent has no `description`"));
         }
         let mut name = plugin.to_string();
         for s in &segs {
@@ -351,10 +357,10 @@ pub fn load_plugin_dir(
 }
 
 /// Agents from `--agents` JSON: `{ "name": { "description": …, "prompt": …, … } }`.
-pub fn load_cli(json: &Value, warnings: &mut Vec<Warning>) -> Vec<Agent> {
+pub fn load_cli(json: &Value, warnings: &mut Vec<Diagnostic>) -> Vec<Agent> {
     let mut out = Vec::new();
     let Some(map) = json.as_object() else {
-        warnings.push(Warning::new(
+        warnings.push(Diagnostic::warning(
             Path::new("--agents"),
             "must be a JSON object of agent definitions; ignored",
         ));
@@ -362,14 +368,14 @@ pub fn load_cli(json: &Value, warnings: &mut Vec<Warning>) -> Vec<Agent> {
     };
     for (name, def) in map {
         let Some(def) = def.as_object() else {
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 Path::new("--agents"),
                 format!("agent `{name}` is not an object; skipped"),
             ));
             continue;
         };
         if !valid_agent_name(name) {
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 Path::new("--agents"),
                 format!(
                     "agent name `{name}` must be lowercase letters, digits and hyphens; skipped"

@@ -14,11 +14,11 @@ use serde_json::Value;
 use warden_config::{ClaudeConfig, Home, Scope, Settings};
 
 use crate::agents::{self, Agent, AgentSource};
-use crate::diag::Warning;
 use crate::memory::{MemoryFile, MemoryLoader, MemoryOptions, MemoryType, ReadGate, RuleInfo};
 use crate::skills::{
     self, RenderError, RenderOptions, RenderedSkill, ScanOptions, Skill, SkillKind, SkillSource,
 };
+use warden_vocab::Diagnostic;
 
 /// A plugin's component directories, as resolved by the plugin loader.
 #[derive(Debug, Clone, Default)]
@@ -112,7 +112,7 @@ pub struct Context {
     /// The skill listing exactly as given to the model.
     pub skill_listing: String,
     /// Everything skipped, refused or read leniently.
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<Diagnostic>,
     /// What was read of Claude Code's user configuration, or why nothing was.
     pub claude_config: ClaudeConfigReport,
     #[serde(skip)]
@@ -230,7 +230,7 @@ pub fn load_context(opts: &ContextOptions) -> Context {
     let mut memory = loader.load_start();
     let mut warnings = Vec::new();
     for e in &settings.errors {
-        warnings.push(Warning::new(
+        warnings.push(Diagnostic::warning(
             Path::new(&e.scope.to_string()),
             format!("settings: {}", e.message),
         ));
@@ -273,7 +273,7 @@ pub fn load_context(opts: &ContextOptions) -> Context {
 impl Context {
     fn sync(&mut self) {
         self.rules = self.loader.rules.clone();
-        let new: Vec<Warning> = self.loader.warnings.drain(..).collect();
+        let new: Vec<Diagnostic> = self.loader.warnings.drain(..).collect();
         self.warnings.extend(new);
         self.sync_claude_report();
     }
@@ -543,7 +543,7 @@ impl fmt::Display for Context {
         }
         writeln!(f, "\nWarnings ({}):", self.warnings.len())?;
         for w in &self.warnings {
-            writeln!(f, "  {w}")?;
+            writeln!(f, "  {}", w.located())?;
         }
         Ok(())
     }
@@ -574,14 +574,14 @@ fn project_dirs(opts: &ContextOptions, root: &Path) -> Vec<PathBuf> {
 fn load_skills(
     opts: &ContextOptions,
     loader: &MemoryLoader,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> (Vec<Skill>, Vec<Skill>) {
     let (root, reach) = (loader.project_root(), loader.reach());
     // A project's files must resolve inside it; every file is checked for secrets.
-    let unreachable = |file: &Path, contained: bool, warnings: &mut Vec<Warning>| {
+    let unreachable = |file: &Path, contained: bool, warnings: &mut Vec<Diagnostic>| {
         reach
             .check(file, contained)
-            .map_err(|why| warnings.push(Warning::new(file, why)))
+            .map_err(|why| warnings.push(Diagnostic::warning(file, why)))
             .is_err()
     };
     // Highest precedence first; the first of a name wins.
@@ -612,9 +612,9 @@ fn load_skills(
     }
     let mut skills_by: BTreeMap<String, Skill> = BTreeMap::new();
     let mut commands_by: BTreeMap<String, Skill> = BTreeMap::new();
-    let shadow = |map: &mut BTreeMap<String, Skill>, s: Skill, warnings: &mut Vec<Warning>| {
+    let shadow = |map: &mut BTreeMap<String, Skill>, s: Skill, warnings: &mut Vec<Diagnostic>| {
         if let Some(prev) = map.get(&s.name) {
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 &s.path,
                 format!("`{}` is shadowed by {}", s.name, prev.path.display()),
             ));
@@ -725,7 +725,7 @@ fn load_skills(
         .into_values()
         .filter(|c| {
             if let Some(s) = skills_by.get(&c.name) {
-                warnings.push(Warning::new(
+                warnings.push(Diagnostic::warning(
                     &c.path,
                     format!(
                         "command `{}` is shadowed by the skill {}",
@@ -749,7 +749,7 @@ fn load_skills(
 fn load_agents(
     opts: &ContextOptions,
     loader: &MemoryLoader,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Vec<Agent> {
     let (root, reach) = (loader.project_root(), loader.reach());
     let mut all: Vec<Agent> = Vec::new();
@@ -795,7 +795,7 @@ fn load_agents(
                 .path
                 .as_ref()
                 .map_or_else(|| "--agents".to_string(), |p| p.display().to_string());
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 here,
                 format!("agent `{}` is shadowed by {there}", a.name),
             ));

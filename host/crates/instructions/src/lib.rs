@@ -12,7 +12,6 @@
 
 pub mod agents;
 pub mod context;
-pub mod diag;
 pub mod fields;
 pub mod frontmatter;
 pub mod glob;
@@ -22,8 +21,9 @@ pub mod skills;
 
 pub use agents::{Agent, AgentSource};
 pub use context::{ClaudeConfigReport, Context, ContextOptions, PluginContent, load_context};
-pub use diag::Warning;
 pub use memory::{LoadReason, MemoryFile, MemoryKind, MemoryType, ReadGate, RuleInfo};
 pub use skills::{
     CommandRunner, RenderError, RenderOptions, RenderedSkill, Skill, SkillKind, SkillSource,
 };
+/// Every problem loading skipped, refused or read leniently: a warning naming its file.
+pub use warden_vocab::Diagnostic;

@@ -41,11 +41,11 @@ use std::sync::Arc;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::Value;
 
-use crate::diag::Warning;
 use crate::fields;
 use crate::frontmatter;
 use crate::glob::Matcher;
 use crate::reach::Reach;
+use warden_vocab::Diagnostic;
 
 /// Files larger than this are skipped (Claude Code's limit).
 pub const MAX_MEMORY_BYTES: u64 = 4 << 20;
@@ -253,7 +253,7 @@ pub struct MemoryLoader {
     /// Every rule discovered so far.
     pub rules: Vec<RuleInfo>,
     /// Warnings so far.
-    pub warnings: Vec<Warning>,
+    pub warnings: Vec<Diagnostic>,
 }
 
 impl MemoryLoader {
@@ -268,7 +268,7 @@ impl MemoryLoader {
                 Ok(g) => {
                     b.add(g);
                 }
-                Err(e) => warnings.push(Warning::new(
+                Err(e) => warnings.push(Diagnostic::warning(
                     Path::new("claudeMdExcludes"),
                     format!("pattern `{p}` ignored: {}", e.kind()),
                 )),
@@ -533,7 +533,7 @@ impl MemoryLoader {
         let real = match std::fs::canonicalize(path) {
             Ok(r) => r,
             Err(e) => {
-                self.warnings.push(Warning::new(
+                self.warnings.push(Diagnostic::warning(
                     path,
                     format!("cannot resolve the real path ({e}); skipped"),
                 ));
@@ -547,11 +547,11 @@ impl MemoryLoader {
             .reach
             .check_resolved(path, &real, self.contained(memory_type, path))
         {
-            self.warnings.push(Warning::new(path, why));
+            self.warnings.push(Diagnostic::warning(path, why));
             return None;
         }
         if meta.len() > MAX_MEMORY_BYTES {
-            self.warnings.push(Warning::new(
+            self.warnings.push(Diagnostic::warning(
                 path,
                 format!(
                     "file is {} bytes, over the {MAX_MEMORY_BYTES}-byte limit; skipped",
@@ -564,7 +564,7 @@ impl MemoryLoader {
             Ok(bytes) => match String::from_utf8(bytes) {
                 Ok(s) => Some((real, s)),
                 Err(e) => {
-                    self.warnings.push(Warning::new(
+                    self.warnings.push(Diagnostic::warning(
                         path,
                         format!("not UTF-8 (byte {}); skipped", e.utf8_error().valid_up_to()),
                     ));
@@ -572,8 +572,10 @@ impl MemoryLoader {
                 }
             },
             Err(e) => {
-                self.warnings
-                    .push(Warning::new(path, format!("cannot read: {e}; skipped")));
+                self.warnings.push(Diagnostic::warning(
+                    path,
+                    format!("cannot read: {e}; skipped"),
+                ));
                 None
             }
         }
@@ -643,7 +645,7 @@ impl MemoryLoader {
             let target_real = match std::fs::canonicalize(&target) {
                 Ok(r) => r,
                 Err(e) => {
-                    self.warnings.push(Warning::at(
+                    self.warnings.push(Diagnostic::warning_at(
                         path,
                         imp.line,
                         format!("import @{} cannot be resolved ({e}); skipped", imp.path),
@@ -658,7 +660,7 @@ impl MemoryLoader {
                     .check_resolved(&target, &target_real, self.contained(mt, &target))
             });
             if let Err(why) = reached {
-                self.warnings.push(Warning::at(
+                self.warnings.push(Diagnostic::warning_at(
                     path,
                     imp.line,
                     format!("import @{} skipped: {why}", imp.path),
@@ -673,7 +675,7 @@ impl MemoryLoader {
                 continue;
             }
             if depth + 1 > MAX_IMPORT_DEPTH {
-                self.warnings.push(Warning::at(
+                self.warnings.push(Diagnostic::warning_at(
                     path,
                     imp.line,
                     format!(
@@ -689,7 +691,7 @@ impl MemoryLoader {
                     .chain(std::iter::once(&target_real))
                     .map(|p| p.display().to_string())
                     .collect();
-                self.warnings.push(Warning::at(
+                self.warnings.push(Diagnostic::warning_at(
                     path,
                     imp.line,
                     format!("import cycle skipped: {}", names.join(" -> ")),
@@ -710,7 +712,7 @@ impl MemoryLoader {
         }
         chain.pop();
         if !external.is_empty() {
-            self.warnings.push(Warning::new(
+            self.warnings.push(Diagnostic::warning(
                 path,
                 format!(
                     "imports outside the project {} were not approved and are skipped: {}",
@@ -772,13 +774,13 @@ impl MemoryLoader {
                 continue;
             }
             if let Err(why) = self.reach.check(&path, self.contained(mt, &path)) {
-                self.warnings.push(Warning::new(&path, why));
+                self.warnings.push(Diagnostic::warning(&path, why));
                 continue;
             }
             let text = match crate::frontmatter::read_file(&path) {
                 Ok(t) => t,
                 Err(e) => {
-                    self.warnings.push(Warning::new(
+                    self.warnings.push(Diagnostic::warning(
                         &path,
                         format!("cannot read rule: {e}; skipped"),
                     ));
@@ -789,7 +791,7 @@ impl MemoryLoader {
                 Ok(doc) => {
                     if doc.lenient {
                         let at = doc.strict_error.clone().unwrap_or_default();
-                        self.warnings.push(Warning::new(
+                        self.warnings.push(Diagnostic::warning(
                             &path,
                             format!("frontmatter is not valid YAML ({at}); read with auto-quoting"),
                         ));
@@ -800,7 +802,7 @@ impl MemoryLoader {
                         .unwrap_or_default()
                 }
                 Err(e) => {
-                    self.warnings.push(Warning::at(
+                    self.warnings.push(Diagnostic::warning_at(
                         &path,
                         e.line(),
                         format!("{e}; frontmatter ignored and the rule loads unconditionally"),
@@ -811,7 +813,7 @@ impl MemoryLoader {
             let matcher = (!paths.is_empty()).then(|| Matcher::new(&paths));
             if let Some(m) = &matcher {
                 for (p, why) in &m.rejected {
-                    self.warnings.push(Warning::new(
+                    self.warnings.push(Diagnostic::warning(
                         &path,
                         format!("paths pattern `{p}` matches nothing: {why}"),
                     ));
@@ -838,12 +840,12 @@ fn collect_md(
     dir: &Path,
     out: &mut Vec<PathBuf>,
     seen: &mut HashSet<PathBuf>,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) {
     let real = match std::fs::canonicalize(dir) {
         Ok(r) => r,
         Err(e) => {
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 dir,
                 format!("cannot resolve directory ({e}); skipped"),
             ));

@@ -23,9 +23,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use crate::diag::Warning;
 use crate::fields;
 use crate::frontmatter::{self, Document};
+use warden_vocab::Diagnostic;
 
 /// Default cap on `description` + `when_to_use` in the listing (`skillListingMaxDescChars`).
 pub const DEFAULT_MAX_DESC_CHARS: usize = 1536;
@@ -145,7 +145,7 @@ pub struct ScanOptions {
 pub fn scan_skill_dirs(
     root: &Path,
     opts: ScanOptions,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Vec<(PathBuf, PathBuf, String)> {
     let mut out = Vec::new();
     if !root.is_dir() {
@@ -157,7 +157,7 @@ pub fn scan_skill_dirs(
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         if name == "skills" {
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 &f,
                 "SKILL.md directly in a skills directory; loaded as one skill",
             ));
@@ -176,7 +176,7 @@ fn walk_skills(
     opts: ScanOptions,
     seen: &mut HashSet<PathBuf>,
     out: &mut Vec<(PathBuf, PathBuf, String)>,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
     depth: usize,
 ) {
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -196,7 +196,10 @@ fn walk_skills(
             continue;
         }
         let Ok(real) = std::fs::canonicalize(&d) else {
-            warnings.push(Warning::new(&d, "cannot resolve skill directory; skipped"));
+            warnings.push(Diagnostic::warning(
+                &d,
+                "cannot resolve skill directory; skipped",
+            ));
             continue;
         };
         if !seen.insert(real) {
@@ -218,14 +221,14 @@ fn walk_skills(
             if !opts.nested_skills && out.len() > before {
                 let skipped: Vec<(PathBuf, PathBuf, String)> = out.drain(before..).collect();
                 for (_, f, _) in skipped {
-                    warnings.push(Warning::new(&f, "nested SKILL.md under a directory without SKILL.md is not loaded (one-level scan)"));
+                    warnings.push(Diagnostic::warning(&f, "nested SKILL.md under a directory without SKILL.md is not loaded (one-level scan)"));
                 }
             }
         }
     }
 }
 
-fn skill_file(dir: &Path, warnings: &mut Vec<Warning>) -> Option<PathBuf> {
+fn skill_file(dir: &Path, warnings: &mut Vec<Diagnostic>) -> Option<PathBuf> {
     let upper = dir.join("SKILL.md");
     if upper.is_file() {
         return Some(upper);
@@ -234,7 +237,7 @@ fn skill_file(dir: &Path, warnings: &mut Vec<Warning>) -> Option<PathBuf> {
     for e in rd.filter_map(Result::ok) {
         let n = e.file_name().to_string_lossy().into_owned();
         if n.eq_ignore_ascii_case("skill.md") && e.path().is_file() {
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 &e.path(),
                 format!("`{n}` is not spelled `SKILL.md`; loaded anyway"),
             ));
@@ -247,7 +250,7 @@ fn skill_file(dir: &Path, warnings: &mut Vec<Warning>) -> Option<PathBuf> {
 /// Command files under `root`, recursively: (path, subdirectory segments, stem).
 pub fn scan_command_files(
     root: &Path,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Vec<(PathBuf, Vec<String>, String)> {
     let mut out = Vec::new();
     if root.is_file() {
@@ -273,12 +276,12 @@ pub(crate) fn walk_md(
     segs: &mut Vec<String>,
     seen: &mut HashSet<PathBuf>,
     out: &mut Vec<(PathBuf, Vec<String>, String)>,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) {
     let real = match std::fs::canonicalize(dir) {
         Ok(r) => r,
         Err(e) => {
-            warnings.push(Warning::new(
+            warnings.push(Diagnostic::warning(
                 dir,
                 format!("cannot resolve directory ({e}); skipped"),
             ));
@@ -312,11 +315,14 @@ pub(crate) fn walk_md(
 }
 
 /// Reads and parses a markdown component file, turning every problem into a warning.
-pub(crate) fn read_doc(path: &Path, warnings: &mut Vec<Warning>) -> Option<Document> {
+pub(crate) fn read_doc(path: &Path, warnings: &mut Vec<Diagnostic>) -> Option<Document> {
     let text = match frontmatter::read_file(path) {
         Ok(t) => t,
         Err(e) => {
-            warnings.push(Warning::new(path, format!("cannot read: {e}; skipped")));
+            warnings.push(Diagnostic::warning(
+                path,
+                format!("cannot read: {e}; skipped"),
+            ));
             return None;
         }
     };
@@ -324,7 +330,7 @@ pub(crate) fn read_doc(path: &Path, warnings: &mut Vec<Warning>) -> Option<Docum
         Ok(doc) => {
             if doc.lenient {
                 let at = doc.strict_error.clone().unwrap_or_default();
-                warnings.push(Warning::new(
+                warnings.push(Diagnostic::warning(
                     path,
                     format!("frontmatter is not valid YAML ({at}); read with the lenient parser"),
                 ));
@@ -332,7 +338,7 @@ pub(crate) fn read_doc(path: &Path, warnings: &mut Vec<Warning>) -> Option<Docum
             Some(doc)
         }
         Err(e) => {
-            warnings.push(Warning::at(path, e.line(), e.to_string()));
+            warnings.push(Diagnostic::warning_at(path, e.line(), e.to_string()));
             None
         }
     }
@@ -375,7 +381,7 @@ pub(crate) fn build(
     source: SkillSource,
     invocation_name: String,
     plugin_root: Option<&Path>,
-    warnings: &mut Vec<Warning>,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Skill {
     let fm = &doc.frontmatter;
     let s = |k: &str| fields::string(&doc, k);
@@ -392,11 +398,11 @@ pub(crate) fn build(
     let user_invocable = b("user-invocable").unwrap_or(true);
     let background = b("background");
     for m in bad_bools {
-        warnings.push(Warning::new(path, m));
+        warnings.push(Diagnostic::warning(path, m));
     }
     let description = s("description").unwrap_or_else(|| first_paragraph(&doc.body));
     if fm.contains_key("allowed_tools") && !fm.contains_key("allowed-tools") {
-        warnings.push(Warning::new(
+        warnings.push(Diagnostic::warning(
             path,
             "`allowed_tools` is not a field (did you mean `allowed-tools`?); ignored",
         ));
@@ -410,7 +416,10 @@ pub(crate) fn build(
         Some(Value::Object(m)) => Some(m.clone()),
         Some(Value::Null) | None => None,
         Some(_) => {
-            warnings.push(Warning::new(path, "`metadata` is not a map; dropped"));
+            warnings.push(Diagnostic::warning(
+                path,
+                "`metadata` is not a map; dropped",
+            ));
             None
         }
     };

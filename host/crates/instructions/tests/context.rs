@@ -452,7 +452,7 @@ const SECRET: &str = "TOPSECRET-4242";
 
 /// The refusal warning for `importer`, after checking that no warning and no memory text holds
 /// the secret and that no refused file was loaded.
-fn refusal<'a>(ctx: &'a Context, importer: &Path, imported: &str) -> &'a Warning {
+fn refusal<'a>(ctx: &'a Context, importer: &Path, imported: &str) -> &'a Diagnostic {
     for m in &ctx.memory {
         assert!(
             !m.content.contains(SECRET),

@@ -68,7 +68,7 @@ fn assert_no_secret(ctx: &Context) {
 }
 
 /// The warning about `file`, which must name it.
-fn warning_about<'a>(ctx: &'a Context, file: &Path) -> &'a Warning {
+fn warning_about<'a>(ctx: &'a Context, file: &Path) -> &'a Diagnostic {
     ctx.warnings
         .iter()
         .find(|w| w.file == file)

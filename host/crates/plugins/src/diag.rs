@@ -1,103 +1,18 @@
-//! Diagnostics and validation reports.
+//! Validation reports.
 //!
-//! Every problem found while loading or validating a plugin or marketplace is a [`Diagnostic`]
-//! with a [`Severity`], the file it concerns and, where it applies, a 1-based line and column.
-//! Classification follows Claude Code's `claude plugin validate`: schema violations (missing
-//! required fields, wrong types on known fields, paths escaping the root, unknown hook handler
-//! types, duplicate marketplace entries) are errors; unknown keys, naming-style problems and
-//! ignored files are warnings.
+//! Every problem found while loading or validating a plugin or marketplace is a
+//! [`Diagnostic`] (the vocabulary's one diagnostic type) with a [`Severity`], the file it
+//! concerns and, where it applies, a 1-based line and column. Classification follows Claude
+//! Code's `claude plugin validate`: schema violations (missing required fields, wrong types on
+//! known fields, paths escaping the root, unknown hook handler types, duplicate marketplace
+//! entries) are errors; unknown keys, naming-style problems and ignored files are warnings.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-/// How serious a diagnostic is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// The plugin keeps working; `--strict` turns these into errors.
-    Warning,
-    /// The file or component is rejected.
-    Error,
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        })
-    }
-}
-
-/// One problem, with its location.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Diagnostic {
-    /// Error or warning.
-    pub severity: Severity,
-    /// The file concerned.
-    pub file: PathBuf,
-    /// 1-based line, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub line: Option<usize>,
-    /// 1-based column, when known.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub column: Option<usize>,
-    /// What is wrong and what to do about it.
-    pub message: String,
-}
-
-impl Diagnostic {
-    /// An error about `file`.
-    pub fn error(file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        Diagnostic {
-            severity: Severity::Error,
-            file: file.into(),
-            line: None,
-            column: None,
-            message: message.into(),
-        }
-    }
-
-    /// A warning about `file`.
-    pub fn warning(file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        Diagnostic {
-            severity: Severity::Warning,
-            file: file.into(),
-            line: None,
-            column: None,
-            message: message.into(),
-        }
-    }
-
-    /// Sets the position.
-    pub fn at(mut self, pos: Option<(usize, usize)>) -> Self {
-        if let Some((l, c)) = pos {
-            self.line = Some(l);
-            self.column = Some(c);
-        }
-        self
-    }
-
-    /// Whether this is an error.
-    pub fn is_error(&self) -> bool {
-        self.severity == Severity::Error
-    }
-}
-
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.severity, self.file.display())?;
-        if let Some(l) = self.line {
-            write!(f, ":{l}")?;
-            if let Some(c) = self.column {
-                write!(f, ":{c}")?;
-            }
-        }
-        write!(f, ": {}", self.message)
-    }
-}
+pub use warden_vocab::diagnostic::{Diagnostic, Severity};
 
 /// What a [`Report`] was made for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
