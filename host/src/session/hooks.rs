@@ -234,7 +234,11 @@ struct OwnDataDir {
 }
 
 impl Policy for OwnDataDir {
-    fn check_path(&self, path: &std::path::Path, write: bool) -> Result<(), String> {
+    fn check_path(
+        &self,
+        path: &std::path::Path,
+        write: bool,
+    ) -> Result<(), crate::runtime::PolicyError> {
         if path.starts_with(&self.dir) {
             self.inside.check_path(path, write)
         } else {
@@ -242,18 +246,22 @@ impl Policy for OwnDataDir {
         }
     }
 
-    fn check_exec(&self, argv: &[String], cwd: &std::path::Path) -> Result<(), String> {
+    fn check_exec(
+        &self,
+        argv: &[String],
+        cwd: &std::path::Path,
+    ) -> Result<(), crate::runtime::PolicyError> {
         self.outside.check_exec(argv, cwd)
     }
 
-    fn check_url(&self, url: &str) -> Result<(), String> {
+    fn check_url(&self, url: &str) -> Result<(), crate::runtime::PolicyError> {
         self.outside.check_url(url)
     }
 
     fn denied_paths(
         &self,
         roots: &[std::path::PathBuf],
-    ) -> Result<crate::runtime::DeniedPaths, String> {
+    ) -> Result<crate::runtime::DeniedPaths, crate::runtime::PolicyError> {
         self.outside.denied_paths(roots)
     }
 }

@@ -42,7 +42,8 @@ use warden_vocab::fs::create_private_dir;
 use crate::capability::{AskAt, PermissionPolicy};
 use crate::mcp::McpHub;
 use crate::runtime::{
-    ComponentCache, Grant, Policy, ProcessConfinement, Runtime, RuntimeConfig, RuntimeError,
+    ComponentCache, Grant, Policy, PolicyError, ProcessConfinement, Runtime, RuntimeConfig,
+    RuntimeError,
 };
 
 pub use hooks::{McpHookRunner, WasmRunner};
@@ -826,35 +827,33 @@ struct SessionPolicy {
 }
 
 impl SessionPolicy {
-    fn policy(&self) -> Result<&PermissionPolicy, String> {
+    fn policy(&self) -> Result<&PermissionPolicy, PolicyError> {
         self.inner
             .get_or_init(|| {
                 self.session
                     .rules()
                     .map(|r| PermissionPolicy::new(r, self.ask))
-                    .map_err(|e| {
-                        format!("the permission rules cannot be used, so nothing is allowed: {e}")
-                    })
+                    .map_err(|e| e.to_string())
             })
             .as_ref()
-            .map_err(Clone::clone)
+            .map_err(|e| PolicyError::RulesUnusable(e.clone()))
     }
 }
 
 impl Policy for SessionPolicy {
-    fn check_path(&self, path: &Path, write: bool) -> Result<(), String> {
+    fn check_path(&self, path: &Path, write: bool) -> Result<(), PolicyError> {
         self.policy()?.check_path(path, write)
     }
 
-    fn check_exec(&self, argv: &[String], cwd: &Path) -> Result<(), String> {
+    fn check_exec(&self, argv: &[String], cwd: &Path) -> Result<(), PolicyError> {
         self.policy()?.check_exec(argv, cwd)
     }
 
-    fn check_url(&self, url: &str) -> Result<(), String> {
+    fn check_url(&self, url: &str) -> Result<(), PolicyError> {
         self.policy()?.check_url(url)
     }
 
-    fn denied_paths(&self, roots: &[PathBuf]) -> Result<crate::runtime::DeniedPaths, String> {
+    fn denied_paths(&self, roots: &[PathBuf]) -> Result<crate::runtime::DeniedPaths, PolicyError> {
         self.policy()?.denied_paths(roots)
     }
 }

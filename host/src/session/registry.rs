@@ -26,7 +26,8 @@ use serde_json::Value;
 
 use super::Session;
 use crate::runtime::{
-    CallContext, DeniedPaths, DigestPin, Grant, Limits, LoadedComponent, Policy, Runtime, World,
+    CallContext, DeniedPaths, DigestPin, Grant, Limits, LoadedComponent, Policy, PolicyError,
+    Runtime, World,
 };
 use crate::tools::BuiltinTool;
 
@@ -494,20 +495,20 @@ impl NothingGranted {
 }
 
 impl Policy for NothingGranted {
-    fn check_path(&self, _path: &Path, _write: bool) -> Result<(), String> {
-        Err(Self::WHY.into())
+    fn check_path(&self, _path: &Path, _write: bool) -> Result<(), PolicyError> {
+        Err(PolicyError::NothingReachable(Self::WHY))
     }
 
-    fn check_exec(&self, _argv: &[String], _cwd: &Path) -> Result<(), String> {
-        Err(Self::WHY.into())
+    fn check_exec(&self, _argv: &[String], _cwd: &Path) -> Result<(), PolicyError> {
+        Err(PolicyError::NothingReachable(Self::WHY))
     }
 
-    fn check_url(&self, _url: &str) -> Result<(), String> {
-        Err(Self::WHY.into())
+    fn check_url(&self, _url: &str) -> Result<(), PolicyError> {
+        Err(PolicyError::NothingReachable(Self::WHY))
     }
 
-    fn denied_paths(&self, _roots: &[PathBuf]) -> Result<DeniedPaths, String> {
-        Err(Self::WHY.into())
+    fn denied_paths(&self, _roots: &[PathBuf]) -> Result<DeniedPaths, PolicyError> {
+        Err(PolicyError::NothingReachable(Self::WHY))
     }
 }
 

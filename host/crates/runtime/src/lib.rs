@@ -41,8 +41,8 @@ pub use capability::{EnvGrant, ExecGrant, NetGrant};
 pub use component_cache::ComponentCache;
 pub use limits::Limits;
 pub use sandbox::{
-    CallContext, Captured, DeniedPaths, HookCall, LogRecord, Policy, ProcessConfinement, ToolCall,
-    ToolCallOutcome, UnrestrictedPolicy,
+    CallContext, Captured, DeniedPaths, HookCall, LogRecord, Policy, PolicyError,
+    ProcessConfinement, ToolCall, ToolCallOutcome, UnrestrictedPolicy,
 };
 pub use warden_vocab::{Capability, FsGrant, Grant, HookDecision as Decision, HookResult, World};
 

@@ -14,21 +14,61 @@ use super::limits::CallLimiter;
 use super::{Grant, Limits, LoadedComponent, RuntimeConfig, RuntimeError};
 use warden_vocab::HookResult;
 
+/// Why a [`Policy`] refuses an access. The capability that asked puts it after what was
+/// refused (`reading /p: ...`), so each variant says only why.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PolicyError {
+    /// A rule denies it.
+    #[error("{}", with_origin(reason, origin.as_deref()))]
+    Denied {
+        /// The rule's reason, naming the rule.
+        reason: String,
+        /// The settings file (or flag) the rule came from, when known.
+        origin: Option<String>,
+    },
+    /// A rule asks the user, and nobody can be asked while an approved call runs
+    /// (`AskAt::Deny`).
+    #[error("needs approval: {}", with_origin(reason, origin.as_deref()))]
+    NeedsApproval {
+        /// The rule's reason, naming the rule.
+        reason: String,
+        /// The settings file (or flag) the rule came from, when known.
+        origin: Option<String>,
+    },
+    /// The rules could not be compiled, so nothing is allowed.
+    #[error("the permission rules cannot be used, so nothing is allowed: {0}")]
+    RulesUnusable(String),
+    /// Which paths the rules deny below the roots could not be worked out (a directory
+    /// unreadable, too many entries): the access it was for is refused.
+    #[error(transparent)]
+    DeniedPaths(Arc<warden_permissions::PermissionsError>),
+    /// This context reaches nothing at all, whatever the grant.
+    #[error("{0}")]
+    NothingReachable(&'static str),
+}
+
+fn with_origin(reason: &str, origin: Option<&str>) -> String {
+    match origin {
+        Some(o) => format!("{reason} (from {o})"),
+        None => reason.to_string(),
+    }
+}
+
 /// The checks a capability makes before touching the real world, beyond the grant itself.
 /// The permission engine implements this so a guest's accesses obey the user's rules; the
 /// grant is always checked first, by the capability.
 pub trait Policy: Send + Sync {
     /// May the guest read (`write == false`) or change this absolute, resolved path?
-    fn check_path(&self, path: &std::path::Path, write: bool) -> Result<(), String>;
+    fn check_path(&self, path: &std::path::Path, write: bool) -> Result<(), PolicyError>;
     /// May the guest run this argument vector (program already resolved to a path)?
-    fn check_exec(&self, argv: &[String], cwd: &std::path::Path) -> Result<(), String>;
+    fn check_exec(&self, argv: &[String], cwd: &std::path::Path) -> Result<(), PolicyError>;
     /// May the guest fetch this URL?
-    fn check_url(&self, url: &str) -> Result<(), String>;
+    fn check_url(&self, url: &str) -> Result<(), PolicyError>;
     /// The existing paths below `roots` (absolute directories a program will be able to
     /// reach) that the rules take away, found now, just before a program starts: the OS
     /// confinement of that program is built from them. An error keeps the program from
     /// starting. The default takes nothing away.
-    fn denied_paths(&self, roots: &[PathBuf]) -> Result<DeniedPaths, String> {
+    fn denied_paths(&self, roots: &[PathBuf]) -> Result<DeniedPaths, PolicyError> {
         let _ = roots;
         Ok(DeniedPaths::default())
     }
@@ -74,15 +114,15 @@ impl ProcessConfinement {
 pub struct UnrestrictedPolicy;
 
 impl Policy for UnrestrictedPolicy {
-    fn check_path(&self, _: &std::path::Path, _: bool) -> Result<(), String> {
+    fn check_path(&self, _: &std::path::Path, _: bool) -> Result<(), PolicyError> {
         Ok(())
     }
 
-    fn check_exec(&self, _: &[String], _: &std::path::Path) -> Result<(), String> {
+    fn check_exec(&self, _: &[String], _: &std::path::Path) -> Result<(), PolicyError> {
         Ok(())
     }
 
-    fn check_url(&self, _: &str) -> Result<(), String> {
+    fn check_url(&self, _: &str) -> Result<(), PolicyError> {
         Ok(())
     }
 }

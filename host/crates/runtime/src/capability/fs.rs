@@ -648,7 +648,10 @@ fn same_file_as_denied(
         )
     };
     let roots: Vec<PathBuf> = job.grant.fs.iter().map(|g| normalise(&g.path)).collect();
-    let denied = job.policy.denied_paths(&roots).map_err(unknown)?;
+    let denied = job
+        .policy
+        .denied_paths(&roots)
+        .map_err(|e| unknown(e.to_string()))?;
     let mut budget = HARD_LINK_WALK_LIMIT;
     let (lists, verb): (&[&[PathBuf]], _) = if write {
         (&[&denied.read, &denied.write], "written")

@@ -41,12 +41,12 @@ pub(super) type Guard = std::convert::Infallible;
 
 /// Restores what the call changed of protected paths; returns them.
 #[cfg(target_os = "linux")]
-pub(super) fn finish(guard: Guard) -> Result<Vec<PathBuf>, String> {
-    guard.finish().map_err(|e| e.to_string())
+pub(super) fn finish(guard: Guard) -> Result<Vec<PathBuf>, warden_confine::ConfineError> {
+    guard.finish()
 }
 
 #[cfg(not(target_os = "linux"))]
-pub(super) fn finish(guard: Guard) -> Result<Vec<PathBuf>, String> {
+pub(super) fn finish(guard: Guard) -> Result<Vec<PathBuf>, std::convert::Infallible> {
     match guard {}
 }
 
