@@ -117,12 +117,16 @@ fn embed_sdk(root: &std::path::Path, out_dir: &std::path::Path) {
             collect(root, &path, &mut files);
         }
     }
+    for (_, abs) in &files {
+        build_guests::rerun(abs);
+    }
+    // Not watched: they are written by this script, and derive from `wit/`, which is.
+    files.extend(c_bindings(root, out_dir));
     files.sort();
     let mut generated = String::from(
         "/// (path, bytes) of the embedded WIT and SDK files.\npub static SDK_FILES: &[(&str, &[u8])] = &[\n",
     );
     for (rel, abs) in files {
-        build_guests::rerun(&abs);
         generated.push_str(&format!(
             "    ({rel:?}, include_bytes!({:?})),\n",
             abs.display().to_string()
@@ -130,6 +134,37 @@ fn embed_sdk(root: &std::path::Path, out_dir: &std::path::Path) {
     }
     generated.push_str("];\n");
     std::fs::write(out_dir.join("sdk_files.rs"), generated).expect("write sdk_files.rs");
+}
+
+/// The C SDK's bindings of each world (`<world>.c`, `<world>.h` and the object file carrying
+/// the world's component type), generated from `wit/v0.1` with wit-bindgen's C generator into
+/// `OUT_DIR/sdk-c-gen/`, as (`sdk/c/gen/<world>/<file>`, path) for the embedded SDK. Generated
+/// here rather than committed, so they can never lag behind the WIT.
+fn c_bindings(root: &std::path::Path, out_dir: &std::path::Path) -> Vec<(String, PathBuf)> {
+    let wit = root.join("wit").join("v0.1");
+    let mut out = Vec::new();
+    for world in ["hook", "tool"] {
+        let mut resolve = wit_parser::Resolve::default();
+        let (package, _) = resolve
+            .push_dir(&wit)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", wit.display()));
+        let id = resolve
+            .select_world(&[package], Some(world))
+            .unwrap_or_else(|e| panic!("{}: world {world}: {e:?}", wit.display()));
+        let mut files = Default::default();
+        wit_bindgen_c::Opts::default()
+            .build()
+            .generate(&mut resolve, id, &mut files)
+            .unwrap_or_else(|e| panic!("C bindings of world {world}: {e:?}"));
+        let dir = out_dir.join("sdk-c-gen").join(world);
+        std::fs::create_dir_all(&dir).expect("create the C bindings directory");
+        for (name, bytes) in files.iter() {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).expect("write a C binding file");
+            out.push((format!("sdk/c/gen/{world}/{name}"), path));
+        }
+    }
+    out
 }
 
 fn collect(root: &std::path::Path, dir: &std::path::Path, out: &mut Vec<(String, PathBuf)>) {

@@ -9,6 +9,9 @@
 #[path = "support/toolchains.rs"]
 mod toolchains;
 
+#[path = "support/ensure.rs"]
+mod ensure;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -659,4 +662,70 @@ fn json_query_answers_its_cases_with_a_read_only_grant() {
         // Read-only: nothing in the project changed.
         assert!(!project.join("out.json").exists());
     }
+}
+
+/// `sdk/python/wit/worlds.wit` is what `gen_worlds.py` renders, and `sdk/python/bindings/` is
+/// what componentize-py generates from it (the `editor` world) and `wit/v0.1`.
+#[test]
+fn python_editor_bindings_and_worlds_are_what_their_generators_make() {
+    let sdk = toolchains::repo().join("sdk/python");
+    let cpy = toolchains::componentize_py();
+    let python = cpy.with_file_name("python3");
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg("import sys; sys.path.insert(0, 'scripts'); import gen_worlds; sys.stdout.write(gen_worlds.render())")
+        .current_dir(&sdk)
+        .output()
+        .expect("run python3");
+    assert!(out.status.success(), "gen_worlds.py: {}", text(&out));
+    ensure::ensure_file(
+        &sdk.join("wit/worlds.wit"),
+        &out.stdout,
+        "python3 sdk/python/scripts/gen_worlds.py",
+    );
+
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let fresh = scratch.path().join("bindings");
+    let out = Command::new(&cpy)
+        .arg("-d")
+        .arg(toolchains::repo().join("wit/v0.1"))
+        .arg("-d")
+        .arg(sdk.join("wit"))
+        .args(["-w", "warden:python/editor@0.1.0", "bindings"])
+        .arg(&fresh)
+        .output()
+        .expect("run componentize-py");
+    assert!(
+        out.status.success(),
+        "componentize-py bindings: {}",
+        text(&out)
+    );
+    ensure::ensure_tree(
+        &fresh,
+        &sdk.join("bindings"),
+        "sdk/python/scripts/regen_bindings.sh",
+    );
+}
+
+/// `sdk/js/types/wit/` is what `sdk/js/gen-types.mjs` (jco's type generator) makes from
+/// `wit/v0.1`.
+#[test]
+fn js_wit_types_are_what_their_generator_makes() {
+    let repo = toolchains::repo();
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let fresh = scratch.path().join("wit");
+    let out = Command::new(toolchains::peers::node())
+        .arg(repo.join("sdk/js/gen-types.mjs"))
+        .arg("--jco")
+        .arg(toolchains::jco_typegen())
+        .arg(repo.join("wit/v0.1"))
+        .arg(&fresh)
+        .output()
+        .expect("run node");
+    assert!(out.status.success(), "gen-types.mjs: {}", text(&out));
+    ensure::ensure_tree(
+        &fresh,
+        &repo.join("sdk/js/types/wit"),
+        "node sdk/js/gen-types.mjs --jco <jco-transpile> wit/v0.1 sdk/js/types/wit",
+    );
 }

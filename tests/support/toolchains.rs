@@ -3,6 +3,7 @@
 //!
 //! - `py/`: a virtual environment with `componentize-py==COMPONENTIZE_PY`;
 //! - `js/`: `npm install` of `componentize-qjs@COMPONENTIZE_QJS`;
+//! - `jco/`: jco's type generator (`JCO_TYPEGEN`), for the check of `sdk/js/types`;
 //! - clang 19, wasi-libc and clang's wasm32 runtime from Debian (`apt-get`), when missing.
 //!
 //! [`env`] gives the variables that point `warden build` at them. Built components are
@@ -133,6 +134,58 @@ pub fn componentize_qjs() -> PathBuf {
         );
         std::fs::write(&marker, expected).expect("write the marker");
         package
+    })
+    .clone()
+}
+
+/// The type generator `sdk/js/gen-types.mjs` runs: jco's `@bytecodealliance/jco-transpile`
+/// and the WASI shim it runs on, at the versions jco 1.35.0 resolves them to.
+pub const JCO_TYPEGEN: &[(&str, &str)] =
+    &[("jco-transpile", "0.15.0"), ("preview2-shim", "0.26.0")];
+
+/// The directory of the pinned `@bytecodealliance/jco-transpile`, with only the WASI shim
+/// beside it: `npm pack` and unpack rather than `npm install`, since the type generator
+/// needs neither its optimiser (binaryen, ~90 MB) nor its minifier.
+pub fn jco_typegen() -> PathBuf {
+    static JCO: OnceLock<PathBuf> = OnceLock::new();
+    JCO.get_or_init(|| {
+        let dir = root().join("jco");
+        let scope = dir.join("node_modules/@bytecodealliance");
+        let marker = root().join("jco.installed");
+        let expected = format!("{JCO_TYPEGEN:?}\n");
+        let _lock = lock("jco");
+        if marker_matches(&marker, &expected) {
+            return scope.join("jco-transpile");
+        }
+        let _ = std::fs::remove_file(&marker);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&scope).expect("create the jco dir");
+        for (name, version) in JCO_TYPEGEN {
+            let out = Command::new(peers::npm())
+                .args(["pack", "--silent", &format!("@bytecodealliance/{name}@{version}")])
+                .current_dir(&dir)
+                .output()
+                .expect("run npm");
+            assert!(
+                out.status.success(),
+                "npm pack @bytecodealliance/{name}@{version} failed (the npm registry is needed once):\n{}",
+                peers::text(&out)
+            );
+            let tarball = dir.join(format!("bytecodealliance-{name}-{version}.tgz"));
+            let dest = scope.join(name);
+            std::fs::create_dir_all(&dest).expect("create the package dir");
+            let out = Command::new("tar")
+                .arg("xzf")
+                .arg(&tarball)
+                .arg("-C")
+                .arg(&dest)
+                .arg("--strip-components=1")
+                .output()
+                .expect("run tar");
+            assert!(out.status.success(), "unpack {}: {}", tarball.display(), peers::text(&out));
+        }
+        std::fs::write(&marker, expected).expect("write the marker");
+        scope.join("jco-transpile")
     })
     .clone()
 }

@@ -59,6 +59,20 @@ def render() -> str:
                 for line in EXPORTS[kind]:
                     out.append(("    " + line.format(v=VERSION)) if line else "")
                 out.append("}")
+    # One world with every import and both sets of exports, so one copy of the editor
+    # bindings (../bindings) serves hooks and tools alike. No component is built against it.
+    out.append("")
+    out.append("/// A hook and a tool with every capability: what the editor bindings are generated from.")
+    out.append("world editor {")
+    out.append(f"    import warden:plugin/log@{VERSION};")
+    for _, iface in CAPABILITIES:
+        out.append(f"    import warden:plugin/{iface}@{VERSION};")
+    for i, kind in enumerate(("hook", "tool")):
+        if i:
+            out.append("")
+        for line in EXPORTS[kind]:
+            out.append(("    " + line.format(v=VERSION)) if line else "")
+    out.append("}")
     return "\n".join(out) + "\n"
 
 

@@ -12,6 +12,12 @@ declare module 'warden:plugin/fs@0.1.0' {
    */
   export function write(path: string, contents: Uint8Array): void;
   /**
+   * Appends to a file, creating it if missing. One call is one `write` on a file opened
+   * for appending, so lines appended by concurrent calls never interleave or overwrite
+   * each other (a log written by hooks running in parallel loses nothing).
+   */
+  export function append(path: string, contents: Uint8Array): void;
+  /**
    * Metadata of a path.
    */
   export function stat(path: string): Metadata;
