@@ -28,6 +28,12 @@ struct Registry {
 
 impl Registry {
     fn start() -> Registry {
+        Registry::start_with(None)
+    }
+
+    /// A registry that asks for HTTP basic credentials (`auth: htpasswd`), when `user` is
+    /// `Some((name, password))`.
+    fn start_with(user: Option<(&str, &str)>) -> Registry {
         let bin = peers::docker_registry();
         let dir = tempfile::tempdir().expect("tempdir");
         let port = TcpListener::bind("127.0.0.1:0")
@@ -36,10 +42,21 @@ impl Registry {
             .port();
         let storage = dir.path().join("storage");
         let config = dir.path().join("config.yml");
+        let auth = match user {
+            Some((name, password)) => {
+                let file = dir.path().join("htpasswd");
+                std::fs::write(&file, format!("{name}:{}\n", bcrypt(password))).expect("htpasswd");
+                format!(
+                    "auth:\n  htpasswd:\n    realm: warden-test\n    path: {}\n",
+                    file.display()
+                )
+            }
+            None => String::new(),
+        };
         std::fs::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{port}\n",
+                "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\n{auth}http:\n  addr: 127.0.0.1:{port}\n",
                 storage.display()
             ),
         )
@@ -60,8 +77,9 @@ impl Registry {
         };
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
+            // 401: up, and asking for credentials.
             if let Ok((status, _)) = reg.http("GET", "/v2/", None, &[])
-                && status == 200
+                && (status == 200 || (status == 401 && user.is_some()))
             {
                 return reg;
             }
@@ -160,17 +178,52 @@ impl Env {
     }
 
     fn run_with_timeout(&self, args: &[&str], timeout_secs: u32) -> Output {
-        Command::new(WARDEN)
-            .args(args)
+        self.command(args, timeout_secs)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run warden")
+    }
+
+    fn command(&self, args: &[&str], timeout_secs: u32) -> Command {
+        let mut c = Command::new(WARDEN);
+        c.args(args)
             .current_dir(&self.project)
             .env("WARDEN_HOME", &self.home)
             .env("WARDEN_NO_CLAUDE_CONFIG", "1")
             .env("WARDEN_MANAGED_SETTINGS_DIR", "")
             .env("DOCKER_CONFIG", self.work.join("docker"))
-            .env("WARDEN_OCI_TIMEOUT_SECS", timeout_secs.to_string())
-            .stdin(Stdio::null())
-            .output()
-            .expect("run warden")
+            .env("WARDEN_OCI_TIMEOUT_SECS", timeout_secs.to_string());
+        c
+    }
+
+    /// `args` with `input` on stdin.
+    fn run_with_stdin(&self, args: &[&str], input: &str) -> Output {
+        let mut child = self
+            .command(args, 60)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run warden");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write stdin");
+        child.wait_with_output().expect("wait warden")
+    }
+
+    /// Writes `$DOCKER_CONFIG/config.json` with credentials for `host`, as `docker login` does.
+    fn docker_login(&self, host: &str, user: &str, password: &str) {
+        let dir = self.work.join("docker");
+        std::fs::create_dir_all(&dir).expect("mkdir docker config");
+        let auth = base64(format!("{user}:{password}").as_bytes());
+        std::fs::write(
+            dir.join("config.json"),
+            json!({"auths": {host: {"auth": auth}}}).to_string(),
+        )
+        .expect("docker config");
     }
 
     fn ok(&self, args: &[&str]) -> String {
@@ -276,6 +329,47 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Standard base64 with padding, as the Docker config file holds credentials.
+fn base64(data: &[u8]) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ABC[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A bcrypt hash of `password` for an htpasswd file (the one scheme the registry accepts),
+/// made by the C library's `crypt(3)` through Perl, which every Debian system has.
+fn bcrypt(password: &str) -> String {
+    let out = Command::new("perl")
+        .args([
+            "-e",
+            "print crypt($ARGV[0], '$2b$05$' . $ARGV[1])",
+            password,
+            "wardentestsaltwardente",
+        ])
+        .output()
+        .expect("run perl");
+    let hash = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(
+        out.status.success() && hash.starts_with("$2b$05$") && hash.len() == 60,
+        "crypt(3) made no bcrypt hash: {hash:?} {}",
+        peers::text(&out)
+    );
+    hash
 }
 
 fn sha256(data: &[u8]) -> String {
@@ -673,4 +767,280 @@ fn hanging_or_dripping_registry_times_out() {
         );
         env.nothing_installed();
     }
+}
+
+/// A registry that asks for credentials (`auth: htpasswd`): publish takes them from
+/// `--username/--password-stdin` or the Docker config file, install from the Docker config
+/// file; no credentials or wrong ones fail with the registry's refusal, nothing installed.
+#[test]
+fn registry_credentials_from_password_stdin_and_docker_config() {
+    let reg = Registry::start_with(Some(("alice", "right-pass")));
+    let env = Env::new();
+    let reference = format!("{}:1.0", reg.oci("team/tool"));
+    let dir = env.plugin("tool", "1.0.0", 1024);
+    let dir = dir.to_str().expect("utf-8");
+    let publish = ["plugin", "publish", dir, &reference, "--json"];
+    let with_user = [&publish[..], &["--username", "alice", "--password-stdin"]].concat();
+
+    let refused = |out: &Output, what: &str| {
+        assert!(!out.status.success(), "{what}: {}", peers::text(out));
+        let text = peers::text(out);
+        assert!(
+            text.contains("401") || text.to_lowercase().contains("authorized"),
+            "{what}: {text}"
+        );
+    };
+    refused(&env.run(&publish), "publish without credentials");
+    refused(
+        &env.run_with_stdin(&with_user, "wrong-pass\n"),
+        "publish with a wrong password",
+    );
+    let out = env.run_with_stdin(&with_user, "right-pass\n");
+    assert!(out.status.success(), "{}", peers::text(&out));
+    let digest = serde_json::from_slice::<Value>(&out.stdout).expect("JSON")["manifestDigest"]
+        .as_str()
+        .expect("manifestDigest")
+        .to_string();
+
+    let install = ["plugin", "install", &reference, "--yes"];
+    refused(&env.run(&install), "install without credentials");
+    env.nothing_installed();
+    env.docker_login(&reg.host, "alice", "wrong-pass");
+    refused(
+        &env.run(&install),
+        "install with wrong Docker config credentials",
+    );
+    env.nothing_installed();
+    refused(
+        &env.run(&publish),
+        "publish with wrong Docker config credentials",
+    );
+    env.docker_login(&reg.host, "alice", "right-pass");
+    env.ok(&install);
+    let rec = &env.installed()["plugins"]["tool@oci"][0];
+    assert_eq!(rec["wardenOci"]["manifestDigest"], digest.as_str());
+    // The Docker config file serves publish too.
+    let dir2 = env.plugin("tool", "1.1.0", 1024);
+    env.publish(&dir2, &reference, None);
+}
+
+/// A loopback HTTP proxy that answers every request with 502 and records each request line.
+fn recording_proxy() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr").to_string();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { return };
+            let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut buf = [0u8; 4096];
+            let n = c.read(&mut buf).unwrap_or(0);
+            let line = String::from_utf8_lossy(&buf[..n])
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            log.lock().expect("log").push(line);
+            let _ = c.write_all(
+                b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    (addr, seen)
+}
+
+/// A registry that is not on the loopback interface is reached over TLS only: install and
+/// publish open an HTTPS tunnel through the (recording) proxy and never send a plain request;
+/// `publish --insecure` is what sends one.
+#[test]
+fn plain_http_is_refused_for_a_registry_off_loopback() {
+    let (proxy, seen) = recording_proxy();
+    let env = Env::new();
+    let dir = env.plugin("tool", "1.0.0", 1024);
+    let reference = "oci://registry.example.test/team/tool:1.0";
+    let run = |args: &[&str]| {
+        env.command(args, 20)
+            .env("HTTPS_PROXY", format!("http://{proxy}"))
+            .env("HTTP_PROXY", format!("http://{proxy}"))
+            .env("NO_PROXY", "")
+            .env_remove("ALL_PROXY")
+            .stdin(Stdio::null())
+            .output()
+            .expect("run warden")
+    };
+    let take = || std::mem::take(&mut *seen.lock().expect("log"));
+    let dir = dir.to_str().expect("utf-8");
+    for args in [
+        &["plugin", "install", reference, "--yes"][..],
+        &["plugin", "publish", dir, reference],
+    ] {
+        let out = run(args);
+        assert!(!out.status.success(), "{args:?}: {}", peers::text(&out));
+        let lines = take();
+        assert!(
+            !lines.is_empty()
+                && lines
+                    .iter()
+                    .all(|l| l.starts_with("CONNECT registry.example.test:443 ")),
+            "{args:?} sent {lines:?}"
+        );
+    }
+    env.nothing_installed();
+    let out = run(&["plugin", "publish", dir, reference, "--insecure"]);
+    assert!(!out.status.success(), "{}", peers::text(&out));
+    let lines = take();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("GET http://registry.example.test/v2/ ")),
+        "--insecure sent {lines:?}"
+    );
+}
+
+/// One canned HTTP response: status, extra headers, body.
+type Canned = (u16, Vec<(String, String)>, Vec<u8>);
+
+/// A loopback HTTP server answering each path from `routes` (404 for others), one request per
+/// connection; every request line it gets is recorded.
+fn canned_server(
+    routes: std::collections::HashMap<String, Canned>,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let host = listener.local_addr().expect("addr").to_string();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            let Ok(mut c) = conn else { return };
+            let _ = c.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut buf = [0u8; 8192];
+            let n = c.read(&mut buf).unwrap_or(0);
+            let line = String::from_utf8_lossy(&buf[..n])
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            log.lock().expect("log").push(line.clone());
+            let path = line.split_whitespace().nth(1).unwrap_or_default();
+            let (status, headers, body) =
+                routes
+                    .get(path)
+                    .cloned()
+                    .unwrap_or((404, Vec::new(), b"{\"errors\":[]}".to_vec()));
+            let mut head = format!(
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n",
+                body.len()
+            );
+            for (k, v) in headers {
+                head.push_str(&format!("{k}: {v}\r\n"));
+            }
+            head.push_str("\r\n");
+            let _ = c.write_all(head.as_bytes());
+            let _ = c.write_all(&body);
+        }
+    });
+    (host, seen)
+}
+
+/// A registry that redirects its blob downloads: within itself the redirect is followed and
+/// the plugin installs; to a plain-HTTP service elsewhere (which serves the right bytes) or to
+/// a `file:` URL it is refused before that service gets a request, and nothing is installed.
+#[test]
+fn blob_redirects_are_followed_only_within_the_registry_or_to_https() {
+    // The artifact as Warden publishes it, taken from a real registry.
+    let reg = Registry::start();
+    let env = Env::new();
+    let reference = format!("{}:1.0", reg.oci("team/tool"));
+    let digest = env.publish(&env.plugin("tool", "1.0.0", 4096), &reference, None);
+    let (status, manifest) = reg
+        .http("GET", "/v2/team/tool/manifests/1.0", None, &[])
+        .expect("GET manifest");
+    assert_eq!(status, 200);
+    assert_eq!(sha256(&manifest), digest);
+    let m: Value = serde_json::from_slice(&manifest).expect("manifest");
+    let blobs: Vec<(String, Vec<u8>)> = m["layers"]
+        .as_array()
+        .expect("layers")
+        .iter()
+        .map(|l| {
+            let d = l["digest"].as_str().expect("digest").to_string();
+            let data = std::fs::read(reg.blob_file(&d)).expect("blob");
+            (d, data)
+        })
+        .collect();
+
+    let serve = |blob_location: &dyn Fn(&str) -> Option<String>| {
+        let mut routes = std::collections::HashMap::new();
+        let json = vec![("Content-Type".to_string(), "application/json".to_string())];
+        routes.insert("/v2/".to_string(), (200, json, b"{}".to_vec()));
+        routes.insert(
+            "/v2/team/tool/manifests/1.0".to_string(),
+            (
+                200,
+                vec![(
+                    "Content-Type".to_string(),
+                    "application/vnd.oci.image.manifest.v1+json".to_string(),
+                )],
+                manifest.clone(),
+            ),
+        );
+        for (d, data) in &blobs {
+            let path = format!("/v2/team/tool/blobs/{d}");
+            match blob_location(d) {
+                Some(to) => {
+                    routes.insert(path, (307, vec![("Location".to_string(), to)], Vec::new()));
+                }
+                None => {
+                    routes.insert(path, (200, Vec::new(), data.clone()));
+                }
+            }
+            routes.insert(format!("/store/{d}"), (200, Vec::new(), data.clone()));
+        }
+        canned_server(routes)
+    };
+
+    // Elsewhere: a plain-HTTP service on another port that serves the very bytes asked for.
+    let (decoy, decoy_seen) = serve(&|_| None);
+    for (what, to) in [
+        ("plain HTTP elsewhere", format!("http://{decoy}/store/")),
+        ("a file URL", "file:///etc/".to_string()),
+    ] {
+        let (host, _) = serve(&|d| Some(format!("{to}{d}")));
+        let env = Env::new();
+        let out = env.run(&[
+            "plugin",
+            "install",
+            &format!("oci://{host}/team/tool:1.0"),
+            "--yes",
+        ]);
+        let text = peers::text(&out);
+        assert!(!out.status.success(), "{what}: {text}");
+        assert!(text.contains("redirect"), "{what}: {text}");
+        env.nothing_installed();
+    }
+    assert!(
+        decoy_seen.lock().expect("log").is_empty(),
+        "the redirect reached the other service: {:?}",
+        decoy_seen.lock().expect("log")
+    );
+
+    // Within the registry: followed.
+    let (host, seen) = serve(&|d| Some(format!("/store/{d}")));
+    let env = Env::new();
+    env.ok(&[
+        "plugin",
+        "install",
+        &format!("oci://{host}/team/tool:1.0"),
+        "--yes",
+    ]);
+    assert!(
+        seen.lock()
+            .expect("log")
+            .iter()
+            .any(|l| l.starts_with("GET /store/")),
+        "the redirect was not followed"
+    );
+    let rec = &env.installed()["plugins"]["tool@oci"][0];
+    assert_eq!(rec["wardenOci"]["manifestDigest"], digest.as_str());
 }

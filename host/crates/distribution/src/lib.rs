@@ -6,12 +6,14 @@
 //! - [`policy`]: `pluginSignatures` in the user and managed settings.
 //! - [`oci`]: publish, sign and pull, with every blob verified before use.
 //! - [`pack`]: a plugin directory as layers and back.
+//! - [`reader`]: registry reads, with Warden's redirect policy.
 
 pub mod error;
 pub mod keys;
 pub mod oci;
 pub mod pack;
 pub mod policy;
+pub mod reader;
 
 pub use error::DistError;
 pub use keys::{PublicKey, SecretKey};

@@ -16,10 +16,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr as _;
 use std::time::Duration;
 
-use futures_util::StreamExt as _;
 use oci_client::client::{ClientConfig, ClientProtocol};
-use oci_client::errors::{OciDistributionError, OciErrorCode};
-use oci_client::manifest::OciDescriptor;
+use oci_client::errors::OciDistributionError;
 use oci_client::secrets::RegistryAuth;
 use oci_client::{Client, Reference};
 use serde::Deserialize;
@@ -33,6 +31,7 @@ use crate::pack::{
     safe_relative, unpack_files, write_file,
 };
 use crate::policy::Requirement;
+use crate::reader::{Read, ReadError, Reader};
 
 /// OCI image manifest media type.
 pub const MANIFEST_MEDIA_TYPE: &str = "application/vnd.oci.image.manifest.v1+json";
@@ -327,6 +326,62 @@ fn auth_for(registry: &str, auth: &Auth) -> RegistryAuth {
     }
 }
 
+/// A reader of `r`'s repository with the credentials `c.auth` settled on: its bearer token,
+/// else the basic credentials, else none.
+fn reader(
+    r: &ArtifactRef,
+    opts: &Options,
+    token: Option<String>,
+    auth: &RegistryAuth,
+) -> Result<Reader, DistError> {
+    let registry = r.inner.resolve_registry();
+    let loopback = is_loopback(registry);
+    let scheme = if opts.insecure || loopback {
+        "http"
+    } else {
+        "https"
+    };
+    let authorization = match (token, auth) {
+        (Some(t), _) => Some(format!("Bearer {t}")),
+        (None, RegistryAuth::Basic(u, p)) => {
+            use base64::Engine as _;
+            Some(format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode(format!("{u}:{p}"))
+            ))
+        }
+        _ => None,
+    };
+    Reader::new(
+        scheme,
+        registry,
+        r.inner.repository(),
+        authorization,
+        opts.read_timeout,
+        loopback,
+    )
+    .map_err(|reason| DistError::Registry {
+        reference: r.text.clone(),
+        reason,
+    })
+}
+
+/// Maps a failed read of `what` to the error it is.
+fn read_err(r: &ArtifactRef, what: &str) -> impl Fn(ReadError) -> DistError {
+    let reference = r.text.clone();
+    let what = what.to_string();
+    move |e| match e {
+        ReadError::Registry(reason) => DistError::Registry {
+            reference: reference.clone(),
+            reason: format!("{what}: {reason}"),
+        },
+        ReadError::Hostile(reason) => DistError::Hostile {
+            reference: reference.clone(),
+            reason,
+        },
+    }
+}
+
 /// The credentials the Docker config file holds for `registry` (`auths.<host>.auth`, base64 of
 /// `user:password`). Credential helpers are not run.
 fn docker_config_auth(registry: &str) -> Option<RegistryAuth> {
@@ -359,20 +414,6 @@ fn registry_err(r: &ArtifactRef, what: &str) -> impl Fn(OciDistributionError) ->
     move |e| DistError::Registry {
         reference: reference.clone(),
         reason: format!("{what}: {e}"),
-    }
-}
-
-fn is_not_found(e: &OciDistributionError) -> bool {
-    match e {
-        OciDistributionError::ImageManifestNotFoundError(_) => true,
-        OciDistributionError::ServerError { code, .. } => *code == 404,
-        OciDistributionError::RegistryError { envelope, .. } => envelope.errors.iter().any(|x| {
-            matches!(
-                x.code,
-                OciErrorCode::ManifestUnknown | OciErrorCode::NotFound | OciErrorCode::NameUnknown
-            )
-        }),
-        _ => false,
     }
 }
 
@@ -524,11 +565,12 @@ pub fn sign(reference: &str, key: &SecretKey, opts: &Options) -> Result<Publishe
         with_deadline(&r, opts, async {
             let c = client(&r, opts);
             let auth = auth_for(r.inner.registry(), &opts.auth);
-            c.auth(&r.inner, &auth, oci_client::RegistryOperation::Push)
+            let token = c
+                .auth(&r.inner, &auth, oci_client::RegistryOperation::Push)
                 .await
                 .map_err(registry_err(&r, "authenticating for push"))?;
-            let (body, digest) =
-                fetch_manifest(&c, &r, &r.inner, &auth, opts.limits.manifest).await?;
+            let rd = reader(&r, opts, token, &auth)?;
+            let (body, digest) = fetch_manifest(&rd, &r, &r.inner, opts.limits.manifest).await?;
             let tag = sign_async(&c, &r, &digest, body.len(), key).await?;
             Ok(Published {
                 reference: r.text.clone(),
@@ -598,17 +640,6 @@ struct Descriptor {
     annotations: Option<serde_json::Map<String, Value>>,
 }
 
-impl Descriptor {
-    fn oci(&self) -> OciDescriptor {
-        OciDescriptor {
-            media_type: self.media_type.clone(),
-            digest: self.digest.clone(),
-            size: self.size,
-            ..Default::default()
-        }
-    }
-}
-
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Envelope {
@@ -620,31 +651,44 @@ struct Envelope {
 /// Fetches a manifest and returns it with its digest as computed here (and checked against the
 /// digest `at` names, if it names one).
 async fn fetch_manifest(
-    c: &Client,
+    rd: &Reader,
     r: &ArtifactRef,
     at: &Reference,
-    auth: &RegistryAuth,
     limit: u64,
 ) -> Result<(Vec<u8>, String), DistError> {
-    let (body, _) = c
-        .pull_manifest_raw(at, auth, &[MANIFEST_MEDIA_TYPE, DOCKER_MANIFEST_MEDIA_TYPE])
-        .await
-        .map_err(|e| match e {
-            OciDistributionError::DigestError(d) => DistError::Hostile {
-                reference: r.text.clone(),
-                reason: format!("the manifest does not match its digest: {d}"),
-            },
-            e => registry_err(r, "fetching the manifest")(e),
-        })?;
-    if body.len() as u64 > limit {
-        return Err(DistError::Hostile {
+    match get_manifest(rd, r, at, limit).await? {
+        Some(found) => Ok(found),
+        None => Err(DistError::Registry {
             reference: r.text.clone(),
             reason: format!(
-                "the manifest is {} bytes, over the limit of {limit}",
-                body.len()
+                "fetching the manifest: {} is not in the registry",
+                at.digest().or(at.tag()).unwrap_or("latest")
             ),
-        });
+        }),
     }
+}
+
+/// A manifest and its digest, `None` when the registry has none there.
+async fn get_manifest(
+    rd: &Reader,
+    r: &ArtifactRef,
+    at: &Reference,
+    limit: u64,
+) -> Result<Option<(Vec<u8>, String)>, DistError> {
+    let name = at.digest().or(at.tag()).unwrap_or("latest");
+    let body = match rd
+        .get(
+            &format!("manifests/{name}"),
+            &format!("{MANIFEST_MEDIA_TYPE}, {DOCKER_MANIFEST_MEDIA_TYPE}"),
+            limit,
+            None,
+        )
+        .await
+        .map_err(read_err(r, "fetching the manifest"))?
+    {
+        Read::Body(b) => b,
+        Read::NotFound => return Ok(None),
+    };
     let digest = sha256_digest(&body);
     if let Some(want) = at.digest()
         && want != digest
@@ -654,7 +698,7 @@ async fn fetch_manifest(
             reason: format!("the manifest asked for as {want} hashes to {digest}"),
         });
     }
-    Ok((body.to_vec(), digest))
+    Ok(Some((body, digest)))
 }
 
 /// `install` from OCI: fetches the manifest `reference` names (or `pinned`, when given),
@@ -688,9 +732,11 @@ async fn pull_async(
 ) -> Result<Pulled, DistError> {
     let c = client(r, opts);
     let auth = auth_for(r.inner.registry(), &opts.auth);
-    c.auth(&r.inner, &auth, oci_client::RegistryOperation::Pull)
+    let token = c
+        .auth(&r.inner, &auth, oci_client::RegistryOperation::Pull)
         .await
         .map_err(registry_err(r, "authenticating for pull"))?;
+    let rd = reader(r, opts, token, &auth)?;
     let at = match pinned.or(r.digest()) {
         Some(d) => r.with_digest(d),
         None => r.inner.clone(),
@@ -699,7 +745,7 @@ async fn pull_async(
         reference: r.text.clone(),
         reason,
     };
-    let (body, digest) = fetch_manifest(&c, r, &at, &auth, opts.limits.manifest).await?;
+    let (body, digest) = fetch_manifest(&rd, r, &at, opts.limits.manifest).await?;
     let m: Manifest = serde_json::from_slice(&body)
         .map_err(|e| hostile(format!("the manifest is not an OCI image manifest: {e}")))?;
     if m.schema_version != 2
@@ -715,7 +761,7 @@ async fn pull_async(
     }
 
     // The signature comes before any layer: an artifact the policy refuses is not downloaded.
-    let signature = verify_signature(&c, r, &digest, req, opts).await?;
+    let signature = verify_signature(&rd, r, &digest, req, opts).await?;
 
     let mut total: u64 = 0;
     for d in std::iter::once(&m.config).chain(&m.layers) {
@@ -766,7 +812,7 @@ async fn pull_async(
     let mut cached_blobs = 0;
     let mut blobs = Vec::new();
     for l in &m.layers {
-        let (data, cached) = fetch_blob(&c, r, l, opts).await?;
+        let (data, cached) = fetch_blob(&rd, r, l, opts).await?;
         cached_blobs += usize::from(cached);
         blobs.push(data);
     }
@@ -809,7 +855,7 @@ async fn pull_async(
 /// A blob's bytes, verified: from the cache when a copy there still hashes right, else
 /// streamed from the registry with its size bounded by the descriptor and its digest checked.
 async fn fetch_blob(
-    c: &Client,
+    rd: &Reader,
     r: &ArtifactRef,
     d: &Descriptor,
     opts: &Options,
@@ -830,43 +876,26 @@ async fn fetch_blob(
         reference: r.text.clone(),
         reason,
     };
-    let size = d.size as u64;
-    let mut stream = c
-        .pull_blob_stream(&r.inner, &d.oci())
+    let size = u64::try_from(d.size)
+        .map_err(|_| hostile(format!("blob {} has a negative size", d.digest)))?;
+    let data = match rd
+        .get(
+            &format!("blobs/{}", d.digest),
+            "*/*",
+            opts.limits.blob,
+            Some((&d.digest, size)),
+        )
         .await
-        .map_err(registry_err(r, &format!("fetching blob {}", d.digest)))?;
-    if stream.content_length.is_some_and(|n| n != size) {
-        return Err(hostile(format!(
-            "blob {} is served with {} bytes, the manifest says {size}",
-            d.digest,
-            stream.content_length.unwrap_or_default()
-        )));
-    }
-    let mut data = Vec::with_capacity(size.min(64 * 1024 * 1024) as usize);
-    let mut h = Sha256::new();
-    while let Some(chunk) = stream.stream.next().await {
-        let chunk = chunk.map_err(|e| {
-            // The client checks the digest at the end of the stream too; either way it is the
-            // registry's bytes that are wrong.
-            hostile(format!("blob {}: {e}", d.digest))
-        })?;
-        if data.len() as u64 + chunk.len() as u64 > size {
-            return Err(hostile(format!(
-                "blob {} is longer than the {size} bytes the manifest says",
-                d.digest
-            )));
+        .map_err(read_err(r, &format!("fetching blob {}", d.digest)))?
+    {
+        Read::Body(b) => b,
+        Read::NotFound => {
+            return Err(DistError::Registry {
+                reference: r.text.clone(),
+                reason: format!("blob {} is not in the registry", d.digest),
+            });
         }
-        h.update(&chunk);
-        data.extend_from_slice(&chunk);
-    }
-    let got = format!("sha256:{}", hex::encode(h.finalize()));
-    if got != d.digest || data.len() as u64 != size {
-        return Err(hostile(format!(
-            "blob {} hashes to {got} ({} bytes)",
-            d.digest,
-            data.len()
-        )));
-    }
+    };
     if let Some(f) = &cache_file
         && let Some(dir) = f.parent()
         && std::fs::create_dir_all(dir).is_ok()
@@ -883,7 +912,7 @@ async fn fetch_blob(
 /// trusted signature exists and none is required. A signature by a trusted key that does not
 /// verify is always refused.
 async fn verify_signature(
-    c: &Client,
+    rd: &Reader,
     r: &ArtifactRef,
     digest: &str,
     req: &Requirement,
@@ -895,16 +924,10 @@ async fn verify_signature(
     };
     let tag = signature_tag(digest);
     let sig_ref = r.with_tag(&tag);
-    let fetched = c
-        .pull_manifest_raw(
-            &sig_ref,
-            &auth_for(r.inner.registry(), &opts.auth),
-            &[MANIFEST_MEDIA_TYPE],
-        )
-        .await;
-    let body = match fetched {
-        Ok((b, _)) => b,
-        Err(e) if is_not_found(&e) => {
+    let limit = opts.limits.manifest.min(64 * 1024);
+    let body = match get_manifest(rd, r, &sig_ref, limit).await {
+        Ok(Some((b, _))) => b,
+        Ok(None) => {
             return match &req.required_by {
                 Some(why) => Err(refuse(format!(
                     "manifest {digest} is not signed (no `{tag}`), and a signature is required: {why}"
@@ -912,11 +935,11 @@ async fn verify_signature(
                 None => Ok(None),
             };
         }
-        Err(e) => return Err(registry_err(r, &format!("fetching signature {tag}"))(e)),
+        Err(DistError::Hostile { .. }) => {
+            return Err(refuse(format!("signature manifest {tag} is oversized")));
+        }
+        Err(e) => return Err(e),
     };
-    if body.len() as u64 > opts.limits.manifest.min(64 * 1024) {
-        return Err(refuse(format!("signature manifest {tag} is oversized")));
-    }
     let m: Manifest = serde_json::from_slice(&body)
         .map_err(|e| refuse(format!("signature manifest {tag} is malformed: {e}")))?;
     let Some(layer) = m
@@ -935,7 +958,7 @@ async fn verify_signature(
         cache_dir: None,
         ..opts.clone()
     };
-    let (data, _) = fetch_blob(c, r, layer, &sig_opts).await?;
+    let (data, _) = fetch_blob(rd, r, layer, &sig_opts).await?;
     let env: Envelope = serde_json::from_slice(&data)
         .map_err(|e| refuse(format!("signature {tag} is malformed: {e}")))?;
     let key =
@@ -978,11 +1001,13 @@ pub fn verify_remote(
         with_deadline(&r, opts, async {
             let c = client(&r, opts);
             let auth = auth_for(r.inner.registry(), &opts.auth);
-            c.auth(&r.inner, &auth, oci_client::RegistryOperation::Pull)
+            let token = c
+                .auth(&r.inner, &auth, oci_client::RegistryOperation::Pull)
                 .await
                 .map_err(registry_err(&r, "authenticating for pull"))?;
-            fetch_manifest(&c, &r, &r.with_digest(digest), &auth, opts.limits.manifest).await?;
-            verify_signature(&c, &r, digest, req, opts).await
+            let rd = reader(&r, opts, token, &auth)?;
+            fetch_manifest(&rd, &r, &r.with_digest(digest), opts.limits.manifest).await?;
+            verify_signature(&rd, &r, digest, req, opts).await
         })
         .await
     })
