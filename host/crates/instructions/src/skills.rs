@@ -238,7 +238,7 @@ fn skill_file(dir: &Path, warnings: &mut Vec<Diagnostic>) -> Option<PathBuf> {
         let n = e.file_name().to_string_lossy().into_owned();
         if n.eq_ignore_ascii_case("skill.md") && e.path().is_file() {
             warnings.push(Diagnostic::warning(
-                &e.path(),
+                e.path(),
                 format!("`{n}` is not spelled `SKILL.md`; loaded anyway"),
             ));
             return Some(e.path());
