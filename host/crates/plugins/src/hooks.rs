@@ -481,31 +481,6 @@ fn check_handler(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn run(v: Value) -> (Map<String, Value>, Vec<Diagnostic>) {
-        let mut d = Vec::new();
-        let m = check_hooks(
-            &v,
-            Path::new("h.json"),
-            Src::None,
-            HookFlavor::ClaudeCode,
-            &mut d,
-        );
-        (m, d)
-    }
-
-    #[test]
-    fn edge_case_example() {
-        let (m, d) = run(json!({"hooks": {"PostToolUse": [
-            {"matcher": "Write(docs/**)", "hooks": [{"type": "command", "command": "true"}]},
-            {"matcher": {"toolNames": ["Write"]}, "hooks": []},
-            {"matcher": "Edit|Write", "description": "x", "hooks": [
-                {"type": "command", "command": "bash ${CLAUDE_PLUGIN_ROOT}/h.sh", "timeout": 5000, "continueOnError": true}]}]}}));
-        assert_eq!(m["PostToolUse"].as_array().map(Vec::len), Some(1));
-        assert!(d.iter().all(|d| !d.is_error()), "{d:?}");
-        assert!(d.iter().any(|d| d.message.contains("milliseconds")));
-    }
 
     #[test]
     fn js_nothing_to_repeat() {
@@ -515,28 +490,5 @@ mod tests {
         assert!(check_matcher("^claude-security:claude-security$").is_ok());
         assert!(check_matcher(r"refund|invoice|\$[0-9]+").is_ok());
         assert!(check_matcher("[*+]x").is_ok());
-    }
-
-    #[test]
-    fn unknown_type_is_error_unknown_event_warning() {
-        let (_, d) = run(
-            json!({"PreToolUse": [{"hooks": [{"type": "shell", "command": "x"}]}], "sessionStart": []}),
-        );
-        assert!(
-            d.iter()
-                .any(|d| d.is_error() && d.message.contains("unknown hook type `shell`"))
-        );
-        assert!(
-            d.iter()
-                .any(|d| !d.is_error() && d.message.contains("did you mean `SessionStart`"))
-        );
-        let (m, d) = run(json!({"SessionStart": [{"hooks": [{"type": "prompt", "prompt": "x"}]}]}));
-        assert!(d.iter().all(|d| !d.is_error()));
-        assert_eq!(
-            m["SessionStart"][0]["hooks"].as_array().map(Vec::len),
-            Some(0)
-        );
-        let (_, d) = run(json!({"hooks": [{"event": "PreToolUse"}]}));
-        assert!(d[0].is_error());
     }
 }
