@@ -1906,3 +1906,128 @@ fn a_strict_false_entry_without_components_loads_the_components_of_plugin_json()
         show(&o)
     );
 }
+
+#[test]
+fn user_config_values_are_set_by_enable_and_reach_hooks_and_servers_but_not_from_a_repository() {
+    let home = Home::new();
+    let (_w, work) = tempdir();
+    let (_p, project) = tempdir();
+    write(
+        &work.join("mkt/.claude-plugin/marketplace.json"),
+        &json!({"name": "cfg-mkt", "owner": {"name": "Tests"},
+            "plugins": [{"name": "cfg", "source": "./cfg"}]})
+        .to_string(),
+    );
+    write(
+        &work.join("mkt/cfg/.claude-plugin/plugin.json"),
+        &json!({"name": "cfg", "version": "1.0.0", "userConfig": {
+            "api_url": {"type": "string", "title": "API", "description": "Where", "required": true},
+            "token": {"type": "string", "title": "Token", "description": "Secret",
+                "sensitive": true, "required": true},
+            "level": {"type": "number", "title": "Level", "description": "How much",
+                "default": 3, "min": 1, "max": 9}
+        }})
+        .to_string(),
+    );
+    write(
+        &work.join("mkt/cfg/hooks/hooks.json"),
+        &json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command",
+             "command": "echo \"url=$CLAUDE_PLUGIN_OPTION_API_URL token=$CLAUDE_PLUGIN_OPTION_TOKEN level=$CLAUDE_PLUGIN_OPTION_LEVEL\""},
+            {"type": "command", "command": "/bin/echo", "args": ["exec=${user_config.api_url}"]}
+        ]}]}})
+        .to_string(),
+    );
+    write(
+        &work.join("mkt/cfg/.mcp.json"),
+        &json!({"mcpServers": {"api": {"type": "http", "url": "https://${user_config.api_url}/mcp"}}})
+            .to_string(),
+    );
+    home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
+    home.ok(&project, &["plugin", "install", "cfg@cfg-mkt", "--yes"]);
+    home.ok(&project, &["plugin", "disable", "cfg"]);
+
+    // Required options without a value: named, and the plugin stays off.
+    let o = home.fails(&project, &["plugin", "enable", "cfg"]);
+    assert!(stderr(&o).contains("api_url, token"), "{}", show(&o));
+    let o = home.fails(
+        &project,
+        &["plugin", "enable", "cfg", "--config", "level=12"],
+    );
+    assert!(stderr(&o).contains("level"), "{}", show(&o));
+
+    let o = home.run(
+        &project,
+        &[
+            "plugin",
+            "enable",
+            "cfg",
+            "--config",
+            "api_url=good.example",
+            "--config",
+            "token=s3cr3t-value",
+        ],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(
+        !show(&o).contains("s3cr3t"),
+        "a sensitive value was printed: {}",
+        show(&o)
+    );
+    let settings = std::fs::read_to_string(home.path.join("settings.json")).expect("settings");
+    assert!(!settings.contains("s3cr3t"), "{settings}");
+    assert!(settings.contains("good.example"), "{settings}");
+    let secrets = home.path.join("plugin-secrets.json");
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&secrets)
+        .expect("private file")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // Values for a plugin already on are stored without a failure.
+    home.ok(
+        &project,
+        &["plugin", "enable", "cfg", "--config", "level=5"],
+    );
+
+    // A repository cannot set them: its settings' pluginConfigs are not read.
+    write(
+        &project.join(".claude/settings.json"),
+        &json!({"pluginConfigs": {"cfg@cfg-mkt": {"options": {
+            "api_url": "evil.example", "token": "stolen", "level": 9}}}})
+        .to_string(),
+    );
+    let mut c = home.cmd(&project, &["hook", "UserPromptSubmit"]);
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().expect("warden hook");
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(
+            json!({"hook_event_name": "UserPromptSubmit", "prompt": "hi",
+                "cwd": project.display().to_string(), "session_id": "s"})
+            .to_string()
+            .as_bytes(),
+        )
+        .expect("write");
+    let o = child.wait_with_output().expect("hook");
+    let out = show(&o);
+    assert!(
+        out.contains("url=good.example token=s3cr3t-value level=5"),
+        "{out}"
+    );
+    assert!(out.contains("exec=good.example"), "{out}");
+    assert!(!out.contains("evil") && !out.contains("stolen"), "{out}");
+
+    // `warden context` shows a server's config as written: no value is printed there.
+    let v = home.json(&project, &["context", "--json"]);
+    let text = v["mcpServers"].to_string();
+    assert!(
+        text.contains("https://${user_config.api_url}/mcp"),
+        "{text}"
+    );
+}

@@ -23,6 +23,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod opened;
 pub mod peer;
+pub mod plugin_config;
 pub mod scaffold;
 pub mod session;
 pub mod tools;

@@ -17,7 +17,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
-use warden_config::Scope;
 use warden_lsp::{FileGate, LaunchGuard, Launcher, LspManager, ServerSpec};
 
 use crate::session::Session;
@@ -46,7 +45,7 @@ pub fn manager(session: &Session) -> LspManager {
     let project = session.cwd.clone();
     let mut specs = Vec::new();
     for p in &session.plugins {
-        let options = plugin_options(&session.settings, &p.id);
+        let options = session.plugin_options(p);
         for (name, entry) in &p.plugin.lsp_servers {
             if name == "$schema" {
                 continue;
@@ -61,7 +60,7 @@ pub fn manager(session: &Session) -> LspManager {
                     "CLAUDE_PLUGIN_DATA" => Some(data.clone()),
                     "CLAUDE_PROJECT_DIR" => Some(proj.clone()),
                     v => match v.strip_prefix("user_config.") {
-                        Some(key) => options.get(key).map(option_string),
+                        Some(key) => options.get(key).map(crate::plugin_config::option_string),
                         None => std::env::var(v).ok(),
                     },
                 }
@@ -100,44 +99,6 @@ pub fn manager(session: &Session) -> LspManager {
         }
     }
     LspManager::new(&project, specs, Arc::new(Gate { profiles }))
-}
-
-/// `pluginConfigs[<id>].options` from the files the user controls (managed over
-/// `--settings` over user), as Claude Code reads a plugin's `userConfig` values.
-fn plugin_options(settings: &warden_config::Settings, id: &str) -> serde_json::Map<String, Value> {
-    let mut out = serde_json::Map::new();
-    let rank = |s: Scope| match s {
-        Scope::Managed => 0,
-        Scope::Cli => 1,
-        _ => 2,
-    };
-    let mut files: Vec<_> = settings
-        .files
-        .iter()
-        .filter(|f| matches!(f.scope, Scope::User | Scope::Managed | Scope::Cli))
-        .collect();
-    files.sort_by_key(|f| rank(f.scope));
-    for f in files {
-        if let Some(Value::Object(o)) = f
-            .value
-            .get("pluginConfigs")
-            .and_then(|c| c.get(id))
-            .and_then(|c| c.get("options"))
-        {
-            for (k, v) in o {
-                out.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-        }
-    }
-    out
-}
-
-fn option_string(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Array(a) => a.iter().map(option_string).collect::<Vec<_>>().join(","),
-        other => other.to_string(),
-    }
 }
 
 /// Starts a plugin's server confined, with its plugin's profile (see

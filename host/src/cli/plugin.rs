@@ -303,6 +303,10 @@ struct EnableArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// enable only: a value for one of the plugin's `userConfig` options (repeatable);
+    /// sensitive ones are kept in a private file of Warden's home, never in settings.
+    #[arg(long = "config", value_name = "KEY=VALUE")]
+    config: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -374,6 +378,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Cmd::Details(a) => a.json,
         Cmd::Publish(_) | Cmd::Sign(_) => false,
     };
+    let user_home = home.clone();
     // Bars go to stderr: draw them only for a person watching, never around JSON output.
     let mgr = PluginManager::new(home, cwd).quiet(!super::progress::shown(json));
     Ok(match args.command {
@@ -390,7 +395,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             )
         }
         Cmd::Enable(a) => {
+            // userConfig first: a plugin whose required options have no value stays off.
+            let configured = match configure(&mgr, &user_home, &a.plugin, &a.config) {
+                Ok(c) => c,
+                Err(message) => return Ok(fail(a.json, "enable", &message)),
+            };
             let r = mgr.enable(&a.plugin, a.scope.map(Into::into));
+            if let (Some(c), Err(PluginError::AlreadyInState { .. })) = (&configured, &r) {
+                // Values for a plugin already on: stored, which is what was asked.
+                if a.json {
+                    println!(
+                        "{}",
+                        json!({"command": "enable", "outcome": "configured", "plugin": a.plugin,
+                            "settings": c.settings, "sensitive": c.sensitive})
+                    );
+                } else {
+                    println!("✔ Configured plugin \"{}\"", a.plugin);
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             let enabled = r.as_ref().ok().map(|v| v.plugin_id.clone());
             let code = toggled(a.json, "enable", &a.plugin, r);
             // Compiled now rather than at the first call of a session, as install does: the
@@ -403,6 +426,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             code
         }
+        Cmd::Disable(a) if !a.config.is_empty() => fail(
+            a.json,
+            "disable",
+            "--config is for `warden plugin enable`: a disabled plugin's options are not read",
+        ),
         Cmd::Disable(a) => {
             let r = mgr.disable(&a.plugin, a.scope.map(Into::into));
             toggled(a.json, "disable", &a.plugin, r)
@@ -413,6 +441,46 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Cmd::Details(a) => details::run(&mgr, &a.plugin, a.json),
         Cmd::Publish(_) | Cmd::Sign(_) => ExitCode::SUCCESS,
     })
+}
+
+/// Stores `given` (`KEY=VALUE`) for the installed `plugin`'s `userConfig` options and checks
+/// that every required one has a value (`None`: the plugin declares none and none was given).
+/// Only the keys are printed, never a value.
+fn configure(
+    mgr: &PluginManager,
+    home: &Home,
+    plugin: &str,
+    given: &[String],
+) -> Result<Option<warden::plugin_config::Configured>, String> {
+    let d = match mgr.details(plugin) {
+        Ok(d) => d,
+        // enable itself says why an unknown plugin cannot be enabled.
+        Err(_) if given.is_empty() => return Ok(None),
+        Err(e) => return Err(e.to_string()),
+    };
+    let loaded = warden_plugins::load_plugin(&d.install_path)
+        .map_err(|e| format!("{}: {e}", d.install_path.display()))?;
+    let schema = &loaded.manifest.user_config;
+    if schema.is_empty() && given.is_empty() {
+        return Ok(None);
+    }
+    let done = warden::plugin_config::configure(home, &d.plugin_id, schema, given)
+        .map_err(|e| e.to_string())?;
+    if !done.settings.is_empty() {
+        eprintln!(
+            "userConfig {} stored in {}",
+            done.settings.join(", "),
+            home.user_settings().display()
+        );
+    }
+    if !done.sensitive.is_empty() {
+        eprintln!(
+            "userConfig {} (sensitive) stored in {} (readable only by you)",
+            done.sensitive.join(", "),
+            warden::plugin_config::secrets_file(home).display()
+        );
+    }
+    Ok(Some(done))
 }
 
 /// Prints the result of enable or disable. A plugin already in the asked state is a failure,

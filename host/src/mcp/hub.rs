@@ -124,6 +124,25 @@ impl McpHub {
         }
     }
 
+    /// Expands `${user_config.KEY}` in each plugin server's config with that plugin's values
+    /// (`options` by plugin id), as Claude Code does.
+    pub fn with_user_config(
+        mut self,
+        options: &std::collections::BTreeMap<String, serde_json::Map<String, Value>>,
+    ) -> Self {
+        for s in &mut self.servers {
+            if let Some(o) = s
+                .entry
+                .plugin
+                .as_ref()
+                .and_then(|p| options.get(&p.plugin_id))
+            {
+                s.spec = resolve_with(&s.entry, &self.project, o);
+            }
+        }
+        self
+    }
+
     /// Confines the stdio servers of plugins and of the project's `.mcp.json` with
     /// `profiles`. The user's own servers (user and local scope, added by the user) run as
     /// the user configured them.
@@ -315,6 +334,15 @@ impl McpHub {
 }
 
 fn resolve(entry: &ServerEntry, project: &Path) -> Result<ServerSpec, String> {
+    resolve_with(entry, project, &serde_json::Map::new())
+}
+
+/// `entry` with its variables expanded; a plugin server's `${user_config.KEY}` from `options`.
+fn resolve_with(
+    entry: &ServerEntry,
+    project: &Path,
+    options: &serde_json::Map<String, Value>,
+) -> Result<ServerSpec, String> {
     let plugin = entry.plugin.clone();
     let project = project.display().to_string();
     let vars = move |name: &str| -> Option<String> {
@@ -322,8 +350,68 @@ fn resolve(entry: &ServerEntry, project: &Path) -> Result<ServerSpec, String> {
             ("CLAUDE_PLUGIN_ROOT", Some(p)) => Some(p.root.display().to_string()),
             ("CLAUDE_PLUGIN_DATA", Some(p)) => Some(p.data_dir.display().to_string()),
             ("CLAUDE_PROJECT_DIR", _) => Some(project.clone()),
+            (n, Some(_)) if n.starts_with("user_config.") => options
+                .get(&n["user_config.".len()..])
+                .map(crate::plugin_config::option_string),
             _ => std::env::var(name).ok(),
         }
     };
     warden_config::mcp::resolve(&entry.name, &entry.entry, &vars).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod user_config_tests {
+    use super::*;
+    use warden_config::mcp::{Approval, McpScope, PluginServer, Transport};
+
+    fn entry(plugin: Option<&str>) -> ServerEntry {
+        ServerEntry {
+            name: "api".into(),
+            scope: if plugin.is_some() {
+                McpScope::Plugin
+            } else {
+                McpScope::Project
+            },
+            origin: "test".into(),
+            entry: serde_json::json!({"command": "/bin/srv",
+                "args": ["--url=https://${user_config.api_url}/mcp"]}),
+            plugin: plugin.map(|id| PluginServer {
+                plugin_id: id.into(),
+                plugin_name: "cfg".into(),
+                root: "/plugins/cfg".into(),
+                data_dir: "/data/cfg".into(),
+            }),
+            approval: Approval::Approved,
+        }
+    }
+
+    fn args(s: &HubServer) -> Vec<String> {
+        match &s.spec {
+            Ok(ServerSpec {
+                transport: Transport::Stdio { args, .. },
+                ..
+            }) => args.clone(),
+            other => panic!("not a stdio spec: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_plugin_servers_user_config_is_expanded_and_no_other_servers() {
+        let mut hub = McpHub::default();
+        for e in [entry(Some("cfg@m")), entry(None)] {
+            hub.servers.push(HubServer {
+                spec: resolve(&e, Path::new("/p")),
+                entry: e,
+                conn: tokio::sync::OnceCell::new(),
+            });
+        }
+        let options = std::collections::BTreeMap::from([(
+            "cfg@m".to_string(),
+            serde_json::Map::from_iter([("api_url".to_string(), serde_json::json!("good.test"))]),
+        )]);
+        let hub = hub.with_user_config(&options);
+        assert_eq!(args(&hub.servers[0]), ["--url=https://good.test/mcp"]);
+        // A project's server gets no plugin's values: the variable is unset there.
+        assert!(hub.servers[1].spec.is_err(), "{:?}", hub.servers[1].spec);
+    }
 }

@@ -256,6 +256,17 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
+    /// `plugin`'s `userConfig` values, from the files the user controls and the private file
+    /// of sensitive ones (see [`crate::plugin_config::options`]).
+    pub fn plugin_options(&self, plugin: &SessionPlugin) -> serde_json::Map<String, Value> {
+        crate::plugin_config::options(
+            &self.settings,
+            &self.home,
+            &plugin.id,
+            &plugin.plugin.manifest.user_config,
+        )
+    }
+
     /// Loads settings, rules and enabled plugins. Broken files become [load problems](Self::load_problems); rules that
     /// cannot be compiled are reported by every call that needs them.
     pub fn load(opts: &SessionOptions) -> Session {
@@ -377,7 +388,8 @@ impl Session {
                 if let Some(Value::Object(m)) = &mut manifest {
                     m.remove("warden");
                 }
-                let ctx = PluginContext::new(&p.id, &p.plugin.root, &p.data_dir);
+                let mut ctx = PluginContext::new(&p.id, &p.plugin.root, &p.data_dir);
+                ctx.options = self.plugin_options(p);
                 builder.add_plugin(ctx.clone(), manifest.as_ref());
                 if let Some(w) = &p.plugin.warden {
                     let origin = p.plugin.root.join(warden_plugins::WARDEN_TOML);
@@ -484,6 +496,13 @@ impl Session {
                 &self.home,
                 &self.settings,
                 self.plugin_mcp_servers(),
+            )
+            .with_user_config(
+                &self
+                    .plugins
+                    .iter()
+                    .map(|p| (p.id.clone(), self.plugin_options(p)))
+                    .collect(),
             )
             .confined_by(self.process_profiles().clone())
         })
