@@ -1044,3 +1044,35 @@ fn blob_redirects_are_followed_only_within_the_registry_or_to_https() {
     let rec = &env.installed()["plugins"]["tool@oci"][0];
     assert_eq!(rec["wardenOci"]["manifestDigest"], digest.as_str());
 }
+
+/// A component pushed alone by `wkg oci push` (the wasm OCI artifact convention) installs as a
+/// one-tool plugin: the component unpacked under its title and declared as the plugin's tool.
+#[test]
+fn component_pushed_by_wkg_installs_as_a_one_tool_plugin() {
+    let reg = Registry::start();
+    let env = Env::new();
+    let wasm = warden_test_artifacts::HOSTILE_TOOL;
+    let out = Command::new(peers::wkg())
+        .args(["oci", "push", "--insecure", &reg.host])
+        .arg(format!("{}/team/probe:1.0", reg.host))
+        .arg(wasm)
+        .env("DOCKER_CONFIG", env.work.join("docker"))
+        .output()
+        .expect("run wkg");
+    assert!(out.status.success(), "wkg oci push: {}", peers::text(&out));
+    env.ok(&[
+        "plugin",
+        "install",
+        &format!("{}:1.0", reg.oci("team/probe")),
+        "--yes",
+    ]);
+    let details: Value =
+        serde_json::from_str(&env.ok(&["plugin", "details", "probe", "--json"])).expect("JSON");
+    let components = details["components"].as_array().expect("components");
+    assert_eq!(components.len(), 1, "{details}");
+    let path = PathBuf::from(details["installPath"].as_str().expect("installPath"));
+    assert_eq!(
+        std::fs::read(path.join("hostile_tool.wasm")).expect("installed component"),
+        std::fs::read(wasm).expect("component")
+    );
+}

@@ -584,3 +584,46 @@ pub fn skopeo() -> PathBuf {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| apt_program("skopeo", "skopeo")).clone()
 }
+
+/// `wkg` (crates.io `wkg`, the Bytecode Alliance's WASM package tool), a second OCI client
+/// for components.
+pub const WKG: &str = "0.16.1";
+
+/// The `wkg` binary, built with `cargo install --locked` on first use under `<root>/wkg`
+/// (about 10 minutes of CPU cold; every later run reuses it).
+pub fn wkg() -> PathBuf {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let dir = root().join("wkg");
+        let bin = dir.join("bin/wkg");
+        let marker = root().join("wkg.installed");
+        let _lock = lock("wkg");
+        if bin.is_file() && marker_matches(&marker, WKG) {
+            return bin;
+        }
+        let _ = std::fs::remove_file(&marker);
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let out = run(
+            Command::new(cargo)
+                .args(["install", "--locked", "--force", "--root"])
+                .arg(&dir)
+                .arg(format!("wkg@{WKG}")),
+            "cargo install wkg",
+        );
+        assert!(
+            out.status.success(),
+            "cargo install wkg@{WKG} failed (the OCI tests need crates.io once):\n{}",
+            text(&out)
+        );
+        let version = run(Command::new(&bin).arg("--version"), "wkg --version");
+        assert!(
+            String::from_utf8_lossy(&version.stdout).contains(WKG),
+            "{} --version: {}",
+            bin.display(),
+            text(&version)
+        );
+        std::fs::write(&marker, WKG).expect("marker");
+        bin
+    })
+    .clone()
+}

@@ -809,6 +809,7 @@ async fn pull_async(
         }
     }
 
+    let lone_component = wasm_layers == 1 && m.layers.len() == 1;
     let mut cached_blobs = 0;
     let mut blobs = Vec::new();
     for l in &m.layers {
@@ -843,6 +844,16 @@ async fn pull_async(
         };
         let rel = safe_relative(&name).map_err(|e| hostile(format!("layer {}: {e}", l.digest)))?;
         write_file(dest, &rel, data, false)?;
+        if lone_component {
+            // A component pushed alone by another tool (`wkg oci push`) carries no
+            // `warden.toml`: it is declared here as the plugin's one tool.
+            let component = component_name(r.name());
+            let toml = format!(
+                "tools = [\"{component}\"]\n\n[components.{component}]\npath = \"{}\"\nworld = \"tool\"\n",
+                rel.to_string_lossy().replace('\\', "/").replace('"', "")
+            );
+            write_file(dest, Path::new("warden.toml"), toml.as_bytes(), false)?;
+        }
     }
     Ok(Pulled {
         repository: r.repository(),
@@ -850,6 +861,22 @@ async fn pull_async(
         signature,
         cached_blobs,
     })
+}
+
+/// A component name (`[a-z0-9][a-z0-9_-]*`) made from a repository name.
+fn component_name(repo: &str) -> String {
+    let name: String = repo
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '_' | '-') => c,
+            _ => '-',
+        })
+        .collect();
+    if name.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+        name
+    } else {
+        format!("c{name}")
+    }
 }
 
 /// A blob's bytes, verified: from the cache when a copy there still hashes right, else
