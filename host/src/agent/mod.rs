@@ -1020,23 +1020,29 @@ impl Core {
             messages.push(message);
 
             if calls.is_empty() {
-                let (event, mut payload) = match &info.agent {
-                    None => (Event::Stop, Map::new()),
-                    Some((id, ty)) => {
-                        let mut p = Map::new();
-                        p.insert("agent_id".into(), json!(id));
-                        p.insert("agent_type".into(), json!(ty));
-                        p.insert(
-                            "agent_transcript_path".into(),
-                            json!(info.transcript.path().display().to_string()),
-                        );
-                        (Event::SubagentStop, p)
-                    }
+                let (event, payload) = match &info.agent {
+                    None => (
+                        Event::Stop,
+                        payload_map(&warden_hooks::Stop {
+                            stop_hook_active,
+                            last_assistant_message: text.clone(),
+                            background_tasks: Vec::new(),
+                            session_crons: Vec::new(),
+                        }),
+                    ),
+                    Some((id, ty)) => (
+                        Event::SubagentStop,
+                        payload_map(&warden_hooks::SubagentStop {
+                            stop_hook_active,
+                            agent_id: id.clone(),
+                            agent_type: ty.clone(),
+                            agent_transcript_path: info.transcript.path().display().to_string(),
+                            last_assistant_message: text.clone(),
+                            background_tasks: Vec::new(),
+                            session_crons: Vec::new(),
+                        }),
+                    ),
                 };
-                payload.insert("stop_hook_active".into(), json!(stop_hook_active));
-                payload.insert("last_assistant_message".into(), json!(text));
-                payload.insert("background_tasks".into(), json!([]));
-                payload.insert("session_crons".into(), json!([]));
                 let r = self.fire(event, payload, info.agent.as_ref()).await;
                 if let Some(end) = stopped(&r) {
                     return end;
@@ -1263,6 +1269,7 @@ impl Core {
 
     /// One tool call of a model turn, through the session's pipeline.
     async fn run_call(&self, info: &FrameInfo, id: &str, name: &str, input: Value) -> CallResult {
+        let input = crate::session::pipeline::with_defaults(name, input);
         let offered = info.tools.iter().any(|t| t.name == name)
             || (name == "Task" && info.tools.iter().any(|t| t.name == "Agent"));
         let entry = |response: &str| json!({"tool_name": name, "tool_input": input, "tool_use_id": id, "tool_response": response});
@@ -1575,6 +1582,15 @@ impl LocalTool for SkillTool<'_> {
 
     fn run<'a>(&'a self, input: &'a Value) -> LocalToolFuture<'a> {
         Box::pin(self.core.run_skill(input))
+    }
+}
+
+/// The fields of a typed hook payload, to which `fire` adds the common ones.
+fn payload_map(payload: &impl Serialize) -> Map<String, Value> {
+    match serde_json::to_value(payload) {
+        Ok(Value::Object(m)) => m,
+        // A payload struct always serializes to an object.
+        _ => Map::new(),
     }
 }
 
