@@ -11,7 +11,9 @@
 //! * no dependency on wasmtime, tokio or another warden crate: a crate that needs only these
 //!   words (the plugin manager, the hook engine) does not link the engine through them;
 //! * the helpers every layer needs ([`home_dir`], [`fs`], [`paths`], [`text`]) live here once,
-//!   each meaning under its own name (the two path normalisations differ on purpose).
+//!   each meaning under its own name (the two path normalisations differ on purpose);
+//! * configuration files are typed once in [`schema`] (hooks so far), and every reader reads
+//!   those types, never the JSON value again.
 
 pub mod capability;
 pub mod decision;
