@@ -129,7 +129,7 @@ impl WitVersion {
     /// no version); the linker then checks that it really implements the world.
     ///
     /// Errors with the first version this host has no bindings for.
-    pub fn of(component: &Component, engine: &Engine) -> Result<WitVersion, String> {
+    pub fn of(component: &Component, engine: &Engine) -> Result<WitVersion, UnknownWitVersion> {
         let ty = component.component_type();
         let imports = ty.imports(engine).map(|(n, _)| n.to_string());
         let exports = ty.exports(engine).map(|(n, _)| n.to_string());
@@ -143,11 +143,26 @@ impl WitVersion {
             };
             match WitVersion::parse(version) {
                 Some(v) => found = Some(found.map_or(v, |f: WitVersion| f.max(v))),
-                None => return Err(version.to_string()),
+                None => {
+                    return Err(UnknownWitVersion {
+                        interface: name.clone(),
+                        version: version.to_string(),
+                    });
+                }
             }
         }
         Ok(found.unwrap_or(WitVersion::LATEST))
     }
+}
+
+/// A component names a `warden:plugin` version this host has no bindings for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{interface} names warden:plugin version {version}, which this host does not serve")]
+pub struct UnknownWitVersion {
+    /// The import or export naming it (`warden:plugin/fs@9.0.0`).
+    pub interface: String,
+    /// The version it names.
+    pub version: String,
 }
 
 #[cfg(test)]

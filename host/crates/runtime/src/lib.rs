@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Component, Linker};
 use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-pub use bindings::{PACKAGE as WIT_PACKAGE, WitVersion, latest, since_v0_1};
+pub use bindings::{PACKAGE as WIT_PACKAGE, UnknownWitVersion, WitVersion, latest, since_v0_1};
 pub use cache::{CacheOutcome, CompileCache, sha256_hex};
 pub use capability::{EnvGrant, ExecGrant, NetGrant};
 pub use component_cache::ComponentCache;
@@ -592,10 +592,10 @@ impl Runtime {
         pin: DigestPin<'_>,
     ) -> Result<LoadedComponent, RuntimeError> {
         check_pin(name, &digest, grant, pin)?;
-        let version = WitVersion::of(&component, &self.engine).map_err(|version| {
+        let version = WitVersion::of(&component, &self.engine).map_err(|e| {
             RuntimeError::UnsupportedVersion {
                 component: name.to_string(),
-                version,
+                version: e.version,
                 supported: WitVersion::supported(),
             }
         })?;
