@@ -618,3 +618,64 @@ fn a_command_hook_that_ignores_its_input_does_not_kill_warden() {
         assert_eq!(decision(&out).as_deref(), Some("deny"), "{out:?}");
     }
 }
+
+/// The bridge plugins exist so that Claude Code runs Warden's hooks. Loaded into Warden itself
+/// (a user installing the whole example marketplace), they would start a second Warden inside
+/// the sandbox, which cannot read Warden's home, or post to a `warden serve` nobody started,
+/// and so block every tool call: Warden does not run them, and says so.
+#[test]
+fn the_bridge_plugins_do_not_block_warden_itself() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let project = tmp.path().join("project");
+    std::fs::create_dir_all(&project).expect("project");
+    std::fs::write(project.join("notes.txt"), "bridge-free\n").expect("notes");
+    let plugins = PathBuf::from(warden::guests::PLUGINS_DIR);
+    let input = json!({"file_path": project.join("notes.txt").display().to_string()}).to_string();
+    let out = warden_in(
+        Some(&project),
+        &[
+            "tool",
+            "--plugin-dir",
+            &plugins.join("warden-bridge").display().to_string(),
+            "--plugin-dir",
+            &plugins.join("warden-bridge-http").display().to_string(),
+            "Read",
+            "--input",
+            &input,
+        ],
+        &home,
+        "",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("bridge-free"),
+        "status {:?}\nstdout {stdout}\nstderr {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let check = warden_in(
+        Some(&project),
+        &[
+            "check",
+            "--verbose",
+            "--tool",
+            "Read",
+            "--input",
+            &input,
+            "--plugin-dir",
+            &plugins.join("warden-bridge").display().to_string(),
+        ],
+        &home,
+        "",
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(
+        text.contains("hands events to Warden itself"),
+        "check does not say the bridge is skipped:\n{text}"
+    );
+}

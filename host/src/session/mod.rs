@@ -400,7 +400,9 @@ impl Session {
                     );
                 }
             }
-            builder.build()
+            let mut config = builder.build();
+            skip_bridges_to_warden(&mut config);
+            config
         })
     }
 
@@ -874,5 +876,61 @@ impl Policy for SessionPolicy {
 
     fn denied_paths(&self, roots: &[PathBuf]) -> Result<crate::runtime::DeniedPaths, PolicyError> {
         self.policy()?.denied_paths(roots)
+    }
+}
+
+/// Drops the handlers that hand an event to Warden itself: a command running `warden hook` or
+/// `warden serve` (the `warden-bridge` plugins, or the same lines copied into Claude Code's
+/// settings, which Warden also reads), or an `http` hook posting to a loopback `/hook/<event>`
+/// (`warden serve`'s route). They exist so that Claude Code runs Warden's hooks; in Warden's
+/// own session the hooks they would reach run directly, and the bridge would only start a second
+/// Warden inside the sandbox, where it cannot read Warden's home, and block every tool call. Each
+/// dropped handler is named in the configuration warnings.
+fn skip_bridges_to_warden(config: &mut HookConfig) {
+    let mut skipped = Vec::new();
+    config.retain(|h| {
+        let bridge = bridges_to_warden(&h.handler.kind, h.event);
+        if bridge {
+            skipped.push(warden_hooks::ConfigWarning {
+                origin: h.source_label.clone(),
+                message: format!(
+                    "{} hands events to Warden itself; not run in Warden's own sessions, which run Warden's hooks directly",
+                    h.label
+                ),
+            });
+        }
+        !bridge
+    });
+    config.warnings.extend(skipped);
+}
+
+fn bridges_to_warden(kind: &warden_hooks::HandlerKind, event: warden_hooks::Event) -> bool {
+    match kind {
+        warden_hooks::HandlerKind::Command(c) => {
+            let mut words = c.command.split_whitespace();
+            let program = words.next().unwrap_or("");
+            let program = program.rsplit('/').next().unwrap_or(program);
+            let verb = match &c.args {
+                Some(args) => args.first().map(String::as_str),
+                None => words.next(),
+            };
+            program == "warden" && matches!(verb, Some("hook" | "serve"))
+        }
+        warden_hooks::HandlerKind::Http(h) => {
+            let Some(rest) = h.url.strip_prefix("http://") else {
+                return false;
+            };
+            let (authority, path) = rest.split_once('/').unwrap_or((rest, ""));
+            let host = match authority.strip_prefix('[') {
+                Some(v6) => v6.split(']').next().unwrap_or(""),
+                None => authority.split(':').next().unwrap_or(""),
+            };
+            let loopback = host == "localhost"
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback());
+            loopback && path == format!("hook/{}", event.as_str())
+        }
+        _ => false,
     }
 }
