@@ -51,21 +51,29 @@ pub(crate) fn watch(pidfd: BorrowedFd<'_>) -> bool {
     send_fd(sock.as_raw_fd(), pidfd.as_raw_fd()).is_ok()
 }
 
+/// A message header for one byte of `iov` and the control buffer `space` (aligned for
+/// `cmsghdr`, room for one descriptor). Pure: the reaper builds its own with it too.
+fn one_descriptor(iov: &mut libc::iovec, space: &mut [u64; 4]) -> libc::msghdr {
+    // SAFETY: msghdr is plain data, for which all zeroes is a valid value.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = space.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(space);
+    msg
+}
+
 fn send_fd(sock: RawFd, fd: RawFd) -> io::Result<()> {
     let mut byte = [0u8; 1];
     let mut iov = libc::iovec {
         iov_base: byte.as_mut_ptr().cast(),
         iov_len: 1,
     };
-    // A buffer aligned for cmsghdr, large enough for one descriptor.
     let mut space = [0u64; 4];
-    // SAFETY: msghdr is plain data; every pointer set below points at live locals, and the
-    // control buffer is large enough for CMSG_SPACE(sizeof(int)).
+    let mut msg = one_descriptor(&mut iov, &mut space);
+    // SAFETY: every pointer in `msg` points at live locals, and the control buffer is large
+    // enough for CMSG_SPACE(sizeof(int)).
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.as_mut_ptr().cast();
         msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<c_int>() as u32) as usize;
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
         if cmsg.is_null() {
@@ -278,14 +286,10 @@ unsafe fn receive(sock: usize) -> Received {
         iov_len: 1,
     };
     let mut space = [0u64; 4];
+    let mut msg = one_descriptor(&mut iov, &mut space);
     // SAFETY: as in `send_fd`; recvmsg writes only into the buffers given. CMSG_* are pure
     // arithmetic on the header.
     unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = space.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&space);
         let got = sys(
             libc::SYS_recvmsg,
             [
