@@ -204,7 +204,7 @@ pub fn load_dir(
     let contained = source == AgentSource::Project;
     for (path, _, _) in files {
         if let Err(why) = reach.check(&path, contained) {
-            warnings.push(Diagnostic::warning(&path, why));
+            warnings.push(Diagnostic::warning(&path, why.to_string()));
             continue;
         }
         let Some(doc) = read_doc(&path, warnings) else {
@@ -275,7 +275,7 @@ pub fn load_plugin_dir(
     }
     for (path, segs, stem) in files {
         if let Err(why) = reach.check(&path, false) {
-            warnings.push(Diagnostic::warning(&path, why));
+            warnings.push(Diagnostic::warning(&path, why.to_string()));
             continue;
         }
         let text = match crate::frontmatter::read_file(&path) {

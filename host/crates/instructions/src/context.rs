@@ -581,7 +581,7 @@ fn load_skills(
     let unreachable = |file: &Path, contained: bool, warnings: &mut Vec<Diagnostic>| {
         reach
             .check(file, contained)
-            .map_err(|why| warnings.push(Diagnostic::warning(file, why)))
+            .map_err(|why| warnings.push(Diagnostic::warning(file, why.to_string())))
             .is_err()
     };
     // Highest precedence first; the first of a name wins.

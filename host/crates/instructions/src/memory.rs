@@ -547,7 +547,8 @@ impl MemoryLoader {
             .reach
             .check_resolved(path, &real, self.contained(memory_type, path))
         {
-            self.warnings.push(Diagnostic::warning(path, why));
+            self.warnings
+                .push(Diagnostic::warning(path, why.to_string()));
             return None;
         }
         if meta.len() > MAX_MEMORY_BYTES {
@@ -658,6 +659,7 @@ impl MemoryLoader {
             let reached = self.gate(&target, &target_real).and_then(|()| {
                 self.reach
                     .check_resolved(&target, &target_real, self.contained(mt, &target))
+                    .map_err(|e| e.to_string())
             });
             if let Err(why) = reached {
                 self.warnings.push(Diagnostic::warning_at(
@@ -774,7 +776,8 @@ impl MemoryLoader {
                 continue;
             }
             if let Err(why) = self.reach.check(&path, self.contained(mt, &path)) {
-                self.warnings.push(Diagnostic::warning(&path, why));
+                self.warnings
+                    .push(Diagnostic::warning(&path, why.to_string()));
                 continue;
             }
             let text = match crate::frontmatter::read_file(&path) {

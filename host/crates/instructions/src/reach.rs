@@ -90,30 +90,35 @@ impl Reach {
         path.starts_with(&self.project) || path.starts_with(&self.project_real)
     }
 
-    /// Whether the file at `path` may be read: `Err(reason)` when it is a secret, or when
+    /// Whether the file at `path` may be read: refused when it is a secret, or when
     /// `contained` and it resolves outside the project. A path that cannot be resolved is
     /// refused.
-    pub fn check(&self, path: &Path, contained: bool) -> Result<(), String> {
-        let real = std::fs::canonicalize(path)
-            .map_err(|e| format!("cannot resolve its real path ({e}); not read"))?;
+    pub fn check(&self, path: &Path, contained: bool) -> Result<(), Unreachable> {
+        let real = std::fs::canonicalize(path).map_err(|source| Unreachable::Unresolved {
+            path: path.to_path_buf(),
+            source: std::sync::Arc::new(source),
+        })?;
         self.check_resolved(path, &real, contained)
     }
 
     /// [`Reach::check`] with the real path already known.
-    pub fn check_resolved(&self, path: &Path, real: &Path, contained: bool) -> Result<(), String> {
+    pub fn check_resolved(
+        &self,
+        path: &Path,
+        real: &Path,
+        contained: bool,
+    ) -> Result<(), Unreachable> {
         if contained && !real.starts_with(&self.project_real) {
-            return Err(format!(
-                "a link to {}, outside the project {}; not followed",
-                real.display(),
-                self.project_real.display()
-            ));
+            return Err(Unreachable::OutsideProject {
+                real: real.to_path_buf(),
+                project: self.project_real.clone(),
+            });
         }
         for p in [path, real] {
             if let Some(why) = self.secret(p) {
-                return Err(if p == path {
-                    format!("{why}; not read")
-                } else {
-                    format!("a link to {}: {why}; not read", real.display())
+                return Err(Unreachable::Secret {
+                    link_to: (p != path).then(|| real.to_path_buf()),
+                    why,
                 });
             }
         }
@@ -137,4 +142,33 @@ impl Reach {
             )
         })
     }
+}
+
+/// Why [`Reach`] refuses a file. Displayed as the end of a warning that names the file.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum Unreachable {
+    /// Its real path could not be resolved.
+    #[error("cannot resolve its real path ({source}); not read")]
+    Unresolved {
+        /// The path as written.
+        path: PathBuf,
+        /// Why.
+        source: std::sync::Arc<std::io::Error>,
+    },
+    /// It is a link that leaves the project, for a file that must stay inside it.
+    #[error("a link to {}, outside the project {}; not followed", real.display(), project.display())]
+    OutsideProject {
+        /// Where it leads.
+        real: PathBuf,
+        /// The project root, links resolved.
+        project: PathBuf,
+    },
+    /// It is a secret (a credential store, a `.env` file), or a link to one.
+    #[error("{}{why}; not read", link_to.as_ref().map(|r| format!("a link to {}: ", r.display())).unwrap_or_default())]
+    Secret {
+        /// The real path, when the path as written is a link to the secret.
+        link_to: Option<PathBuf>,
+        /// Which secret, naming the path.
+        why: String,
+    },
 }
