@@ -792,6 +792,7 @@ fn run_case(case: &Value) -> (Project, Vec<Value>) {
         "PostToolBatch",
         "Stop",
         "SessionEnd",
+        "PermissionDenied",
     ];
     settings["hooks"] = events
         .iter()
@@ -883,7 +884,7 @@ fn hook_inputs_match_claude_codes_recordings_field_by_field() {
         found.join("\n")
     );
     assert!(
-        compared >= 24 + 16 * 7,
+        compared >= 24 + 16 * 7 + 39,
         "only {compared} recordings compared"
     );
 }

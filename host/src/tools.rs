@@ -143,6 +143,11 @@ pub struct BashResponse {
     /// Whether the command is one that prints nothing when it succeeds (Claude Code's
     /// heuristic; this tool does not guess, so always `false`).
     pub no_output_expected: bool,
+    /// What exit status 1 meant, when the command line ended with a program for which it is
+    /// an answer rather than a failure (`grep`: `No matches found`; `test`: `Condition is
+    /// false`; `diff`: `Files differ`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub return_code_interpretation: Option<String>,
 }
 
 /// The text the model gets for a Bash call that printed nothing, as Claude Code words it.

@@ -331,6 +331,7 @@ impl Session {
         meta: &CallMeta,
         local: Option<&dyn LocalTool>,
     ) -> Result<ToolOutcome, SessionError> {
+        let input = with_defaults(tool_name, input);
         let tools = self.tools();
         let tool = tools.get(tool_name);
         let local = if tool.is_none() { local } else { None };
@@ -1117,6 +1118,17 @@ fn ends_turn_reason(result: &DispatchResult) -> String {
     } else {
         reasons.join("\n")
     }
+}
+
+/// `input` with the defaults Claude Code fills in before hooks see a call: Edit's
+/// `replace_all: false`.
+pub fn with_defaults(tool: &str, mut input: Value) -> Value {
+    if tool == "Edit"
+        && let Value::Object(o) = &mut input
+    {
+        o.entry("replace_all").or_insert(Value::Bool(false));
+    }
+    input
 }
 
 #[cfg(test)]

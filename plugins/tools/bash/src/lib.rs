@@ -281,7 +281,10 @@ fn expansion_error(rest: &[char]) -> ToolError {
 }
 
 /// Groups tokens into `(connector before, pipeline)` entries.
-fn parse(tokens: Vec<Token>) -> Result<Vec<(Op, Vec<(Simple, bool)>)>, ToolError> {
+/// Simple commands joined by pipes; `true` where `|&` also pipes stderr.
+type Pipeline = Vec<(Simple, bool)>;
+
+fn parse(tokens: Vec<Token>) -> Result<Vec<(Op, Pipeline)>, ToolError> {
     let mut list = Vec::new();
     let mut pipeline: Vec<(Simple, bool)> = Vec::new();
     let mut cur = Simple::default();
@@ -332,7 +335,21 @@ struct Shell {
     deadline: Instant,
     timeout_ms: u64,
     timed_out: bool,
+    /// `exit` ran: nothing after it runs.
+    exited: bool,
+    /// The status of the last command, which a bare `exit` returns.
+    last: i32,
 }
+
+/// Programs whose exit status 1 is an answer, not a failure, and what it means, as Claude
+/// Code reads them when the command line ends with one.
+const ONE_IS_AN_ANSWER: &[(&str, &str)] = &[
+    ("grep", "No matches found"),
+    ("rg", "No matches found"),
+    ("diff", "Files differ"),
+    ("test", "Condition is false"),
+    ("[", "Condition is false"),
+];
 
 impl Shell {
     fn path(&self, p: &str) -> String {
@@ -387,6 +404,18 @@ impl Shell {
         let argv = &cmd.words[assignments..];
         let (status, mut out, mut err) = match argv.first().map(String::as_str) {
             None => (0, Vec::new(), Vec::new()),
+            Some("exit") => {
+                self.exited = true;
+                match argv.get(1).map(|a| a.parse::<i64>()) {
+                    None => (self.last, Vec::new(), Vec::new()),
+                    Some(Ok(n)) => ((n & 0xff) as i32, Vec::new(), Vec::new()),
+                    Some(Err(_)) => (
+                        2,
+                        Vec::new(),
+                        format!("exit: {}: numeric argument required\n", argv[1]).into_bytes(),
+                    ),
+                }
+            }
             Some("cd") => {
                 let target = argv.get(1).map(String::as_str).unwrap_or(".");
                 let path = normalise(&self.path(target));
@@ -518,7 +547,10 @@ impl Tool for Bash {
             deadline: Instant::now() + Duration::from_millis(timeout_ms),
             timeout_ms,
             timed_out: false,
+            exited: false,
+            last: 0,
         };
+        let mut last_program = String::new();
         let mut status = 0;
         let mut stdout = Vec::new();
         let mut stderr = Vec::new();
@@ -531,6 +563,13 @@ impl Tool for Bash {
             for (i, (cmd, all)) in pipeline.iter().enumerate() {
                 let (st, mut out, mut err) = sh.run(cmd, carry.take())?;
                 status = st;
+                sh.last = st;
+                last_program = cmd
+                    .words
+                    .iter()
+                    .find(|w| !is_assignment(w))
+                    .map(|w| w.rsplit('/').next().unwrap_or(w).to_string())
+                    .unwrap_or_default();
                 if *all {
                     out.append(&mut err);
                 }
@@ -540,13 +579,20 @@ impl Tool for Bash {
                 } else {
                     stdout.append(&mut out);
                 }
-                if sh.timed_out {
+                if sh.timed_out || sh.exited {
                     break;
                 }
             }
-            if sh.timed_out {
+            if sh.timed_out || sh.exited {
                 break;
             }
+        }
+        let interpretation = ONE_IS_AN_ANSWER
+            .iter()
+            .find(|(p, _)| status == 1 && *p == last_program)
+            .map(|(_, meaning)| *meaning);
+        if interpretation.is_some() {
+            status = 0;
         }
         let out = String::from_utf8_lossy(&stdout).into_owned();
         let err = String::from_utf8_lossy(&stderr).into_owned();
@@ -578,15 +624,19 @@ impl Tool for Bash {
             c if c.is_empty() => "(Bash completed with no output)".to_string(),
             c => cap(c),
         };
+        let mut structured = json!({
+            "stdout": out,
+            "stderr": err,
+            "interrupted": false,
+            "isImage": false,
+            "noOutputExpected": false,
+        });
+        if let Some(meaning) = interpretation {
+            structured["returnCodeInterpretation"] = json!(meaning);
+        }
         Ok(ToolOutput {
             content,
-            structured: Some(json!({
-                "stdout": out,
-                "stderr": err,
-                "interrupted": false,
-                "isImage": false,
-                "noOutputExpected": false,
-            })),
+            structured: Some(structured),
         })
     }
 }

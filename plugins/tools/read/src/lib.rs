@@ -32,7 +32,14 @@ impl Tool for Read {
         let path = absolute(string(&input, "file_path")?);
         let offset = opt_u64(&input, "offset")?.unwrap_or(1).max(1);
         let limit = opt_u64(&input, "limit")?.unwrap_or(DEFAULT_LIMIT);
-        let bytes = fs::read(&path).map_err(fs_error)?;
+        let bytes = fs::read(&path).map_err(|e| match e.code {
+            // Claude Code's words, so the model knows where relative paths start.
+            fs::ErrorCode::NotFound => ToolError::Failed(format!(
+                "File does not exist. Note: your current working directory is {}.",
+                fs::cwd()
+            )),
+            _ => fs_error(e),
+        })?;
         let text = String::from_utf8_lossy(&bytes);
         if text.is_empty() {
             return Ok(ToolOutput::text(
