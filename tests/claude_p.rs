@@ -884,7 +884,7 @@ fn hook_inputs_match_claude_codes_recordings_field_by_field() {
         found.join("\n")
     );
     assert!(
-        compared >= 24 + 16 * 7 + 39,
+        compared >= 24 + 16 * 7 + 39 + 7,
         "only {compared} recordings compared"
     );
 }

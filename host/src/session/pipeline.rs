@@ -196,7 +196,8 @@ pub struct ToolOutcome {
     /// `mcp_server`.
     #[serde(skip)]
     mcp_server: Option<(String, String)>,
-    /// For an MCP tool that answered: its content blocks, which hooks see as `tool_response`.
+    /// For an MCP tool that answered: its content blocks (or its `structuredContent` as compact
+    /// JSON), which hooks see as `tool_response`.
     #[serde(skip)]
     mcp_content: Option<Value>,
 }
@@ -602,8 +603,16 @@ impl Session {
                 let args = out.input.as_object().cloned().unwrap_or_default();
                 match conn.call(&m.tool.name, args, None).await {
                     Ok(result) => {
-                        let text = crate::mcp::client::result_text(&result);
+                        let mut text = crate::mcp::client::result_text(&result);
                         out.mcp_content = serde_json::to_value(&result.content).ok();
+                        // With `structuredContent`, Claude Code gives the model and hooks that,
+                        // as compact JSON, in place of the content blocks.
+                        if let Some(structured) = &result.structured_content
+                            && result.is_error != Some(true)
+                        {
+                            text = structured.to_string();
+                            out.mcp_content = Some(Value::String(text.clone()));
+                        }
                         if result.is_error == Some(true) {
                             Ok(ToolCallOutcome::Failed(text))
                         } else {
