@@ -54,9 +54,12 @@ pub(super) fn finish(guard: Guard) -> Result<Vec<PathBuf>, std::convert::Infalli
 #[cfg(target_os = "linux")]
 fn agent_secrets(home: Option<&std::path::Path>) -> Vec<PathBuf> {
     use super::super::fs::{claude_home, warden_home};
+    // `plugin-secrets.json` holds plugins' sensitive `userConfig` values, handed only to the
+    // plugin they belong to.
     let mut out: Vec<PathBuf> = warden_home(home)
-        .map(|w| w.join("state.json"))
+        .map(|w| [w.join("state.json"), w.join("plugin-secrets.json")])
         .into_iter()
+        .flatten()
         .collect();
     if let Some(c) = claude_home(home) {
         out.push(c.join(".credentials.json"));
@@ -233,5 +236,31 @@ impl SandboxState {
              set `sandbox.allowUnconfined: true` to run programs without OS confinement"
                 .into(),
         ))
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #[test]
+    fn agent_secrets_cover_warden_state_and_plugin_secrets() {
+        use super::super::super::fs::{claude_home, warden_home};
+        let home = std::path::Path::new("/home/someone");
+        let secrets = super::agent_secrets(Some(home));
+        let (warden, claude) = (
+            warden_home(Some(home)).expect("a Warden home"),
+            claude_home(Some(home)).expect("a Claude Code home"),
+        );
+        for f in [
+            warden.join("state.json"),
+            warden.join("plugin-secrets.json"),
+            claude.join(".credentials.json"),
+            claude.join(".claude.json"),
+        ] {
+            assert!(
+                secrets.contains(&f),
+                "{} not denied: {secrets:?}",
+                f.display()
+            );
+        }
     }
 }
