@@ -650,7 +650,9 @@ fn warden_drives_a_python_sdk_server_over_streamable_http() {
     let p = http_project(&server, "http");
     let v = json_out(&p.run(&["mcp", "call", "py", "add", r#"{"a":2,"b":3}"#, "--json"]));
     assert_eq!(v["outcome"], "ok", "{v}");
-    assert_eq!(v["content"], "5", "{v}");
+    // A result with `structuredContent` reaches the model as that, in compact JSON, as in
+    // Claude Code (see the `mcp_tool` recording in tests/fixtures/claude-p).
+    assert_eq!(v["content"], r#"{"result":5}"#, "{v}");
     assert_eq!(v["structured"]["result"], 5, "{v}");
 
     let out = p.run(&["mcp", "call", "py", "fail"]);
@@ -690,7 +692,7 @@ fn warden_speaks_legacy_sse_and_falls_back_to_it_from_http() {
             r#"{"text":"over sse"}"#,
             "--json",
         ]));
-        assert_eq!(v["content"], "over sse", "{ty}: {v}");
+        assert_eq!(v["content"], r#"{"result":"over sse"}"#, "{ty}: {v}");
     }
 }
 
