@@ -27,6 +27,13 @@ pub fn signed_payload(manifest_digest: &str) -> Vec<u8> {
     format!("warden-signature-v1 {manifest_digest}").into_bytes()
 }
 
+/// The bytes a signature covers for a marketplace's signed index whose bytes have
+/// `index_digest` (`sha256:<hex>`): the same key and signature format as an artifact's, bound
+/// to indexes by its own prefix so neither is ever valid as the other.
+pub fn signed_index_payload(index_digest: &str) -> Vec<u8> {
+    format!("warden-index-signature-v1 {index_digest}").into_bytes()
+}
+
 /// A private signing key.
 pub struct SecretKey(SigningKey);
 
@@ -79,6 +86,12 @@ impl SecretKey {
     /// Signs `manifest_digest` (see [`signed_payload`]).
     pub fn sign_manifest(&self, manifest_digest: &str) -> [u8; 64] {
         self.0.sign(&signed_payload(manifest_digest)).to_bytes()
+    }
+
+    /// Signs a marketplace index whose bytes have `index_digest` (see
+    /// [`signed_index_payload`]).
+    pub fn sign_index(&self, index_digest: &str) -> [u8; 64] {
+        self.0.sign(&signed_index_payload(index_digest)).to_bytes()
     }
 
     /// Writes `PATH.key` (0600, never over an existing file) and `PATH.pub`.
@@ -162,6 +175,22 @@ impl PublicKey {
     }
 }
 
+impl PublicKey {
+    /// Whether `signature` is this key's signature of a marketplace index whose bytes have
+    /// `index_digest` (strict verification).
+    pub fn verify_index(&self, index_digest: &str, signature: &[u8]) -> bool {
+        let Ok(bytes) = <[u8; 64]>::try_from(signature) else {
+            return false;
+        };
+        self.0
+            .verify_strict(
+                &signed_index_payload(index_digest),
+                &Signature::from_bytes(&bytes),
+            )
+            .is_ok()
+    }
+}
+
 /// `PATH.<ext>`, keeping any dots already in the file name.
 fn with_suffix(path: &Path, ext: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -204,6 +233,11 @@ mod tests {
         assert!(!p.verify_manifest("sha256:01", &sig));
         let other = SecretKey::generate().unwrap().public();
         assert!(!other.verify_manifest(d, &sig));
+        // An artifact's signature is not an index's, nor the reverse.
+        assert!(!p.verify_index(d, &sig));
+        let isig = loaded.sign_index(d);
+        assert!(p.verify_index(d, &isig));
+        assert!(!p.verify_manifest(d, &isig));
         // Never overwritten.
         assert!(k.write_pair(&dir.path().join("team")).is_err());
         // A key file others can read is refused.

@@ -147,6 +147,16 @@ pub enum PluginError {
         /// Computed.
         actual: String,
     },
+    /// A git or directory marketplace's signed index refuses the plugin: missing where a
+    /// signature is required, signed by a key not trusted here, changed after signing,
+    /// malformed, or listing another digest than the fetched files have.
+    #[error("plugin \"{plugin}\" refused: {reason}; nothing was installed")]
+    IndexSignature {
+        /// Plugin id.
+        plugin: String,
+        /// Why.
+        reason: String,
+    },
     /// A component declared in `warden.toml` (or the `warden` key) cannot run: its file is
     /// missing or is not a valid WebAssembly component, or the section failed its checks.
     /// Installing anyway would drop the plugin's guards without a word.

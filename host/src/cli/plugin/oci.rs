@@ -78,7 +78,7 @@ pub(super) struct SignArgs {
 }
 
 /// `FILE`, else `FILE.key`, so the path given to `key generate` works too.
-fn load_key(path: &Path) -> anyhow::Result<SecretKey> {
+pub(super) fn load_key(path: &Path) -> anyhow::Result<SecretKey> {
     let with_ext = PathBuf::from(format!("{}.key", path.display()));
     let p = if !path.exists() && with_ext.exists() {
         with_ext

@@ -56,6 +56,22 @@ pub struct PluginDetails {
     /// For a plugin pulled from an OCI registry: what was pulled and who signed it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oci: Option<OciDetails>,
+    /// For a plugin installed from a git or directory marketplace under its signed index: the
+    /// index and who signed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signed_index: Option<SignedIndexDetails>,
+}
+
+/// The signed index a plugin was installed under.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SignedIndexDetails {
+    /// The marketplace whose index it is.
+    pub marketplace: String,
+    /// `sha256:<hex>` of the index.
+    pub index_digest: String,
+    /// Key id of the trusted signer verified at install.
+    pub signer: String,
 }
 
 /// The registry origin of an installed plugin.
@@ -186,6 +202,13 @@ impl PluginManager {
                 manifest_digest,
                 signer: sig.map(|s| s.key_id),
             }),
+            signed_index: super::signed_index::index_record(&rec).map(
+                |(marketplace, index_digest, signer)| SignedIndexDetails {
+                    marketplace,
+                    index_digest,
+                    signer,
+                },
+            ),
             plugin_id: id,
         })
     }
@@ -286,6 +309,13 @@ impl fmt::Display for PluginDetails {
                     Some(k) => format!("signed by {k}"),
                     None => "unsigned".to_string(),
                 }
+            )?;
+        }
+        if let Some(s) = &self.signed_index {
+            writeln!(
+                f,
+                "  Signed index: marketplace {} (index {}), signed by {}",
+                s.marketplace, s.index_digest, s.signer
             )?;
         }
         writeln!(f, "\nWASM components ({})", self.components.len())?;

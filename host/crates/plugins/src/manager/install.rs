@@ -217,6 +217,8 @@ impl PluginManager {
             reason,
         })?;
 
+        // A signed index that the policy makes count is checked before anything is fetched.
+        let index = self.index_before_fetch(mkt_name, &m, &entry)?;
         let staging = Scratch::new(&self.store.tmp_dir(), "stage-")?;
         let plugin_dir = staging.path().join("plugin");
         let limits = self.copy_limits()?;
@@ -227,6 +229,19 @@ impl PluginManager {
         } else {
             "install.fetched"
         });
+        let digest = tree_digest(&plugin_dir).map_err(io(&plugin_dir))?;
+        // The staged copy must be what the signed index lists, before any of it is read.
+        if let Some(ix) = &index
+            && ix.expected != digest
+        {
+            return Err(PluginError::IndexSignature {
+                plugin: id,
+                reason: format!(
+                    "its files hash to {digest}, but the index of marketplace `{}` signed by {} lists {}: the plugin was changed after the index was signed",
+                    ix.marketplace, ix.signature.key_id, ix.expected
+                ),
+            });
+        }
 
         // Where warnings may name the staging copy, which is moved away below.
         let staged_paths: Vec<PathBuf> = std::iter::once(plugin_dir.clone())
@@ -242,7 +257,6 @@ impl PluginManager {
             },
         )?;
         self.check_components(&id, k, &m, &entry, &loaded, &staged_paths)?;
-        let digest = tree_digest(&plugin_dir).map_err(io(&plugin_dir))?;
         if let Some(expected) = &entry.sha256
             && *expected != digest
         {
@@ -468,6 +482,17 @@ impl PluginManager {
                             x.remove(super::oci::OCI_RECORD_KEY);
                         }
                     }
+                    match &index {
+                        Some(ix) => {
+                            x.insert(
+                                super::signed_index::INDEX_RECORD_KEY.into(),
+                                ix.record_value(),
+                            );
+                        }
+                        None => {
+                            x.remove(super::signed_index::INDEX_RECORD_KEY);
+                        }
+                    }
                     x
                 },
             },
@@ -512,6 +537,13 @@ impl PluginManager {
                     Some(s) => format!("signed by trusted key {}", s.key_id),
                     None => "unsigned".to_string(),
                 }
+            ),
+            None => message,
+        };
+        let message = match &index {
+            Some(ix) => format!(
+                "{message}\n  listed in the signed index of marketplace {}, signed by trusted key {}",
+                ix.marketplace, ix.signature.key_id
             ),
             None => message,
         };
@@ -683,8 +715,9 @@ impl PluginManager {
         Ok((sha, warnings, None))
     }
 
-    /// [`Self::fetch`] for directory and git sources.
-    fn fetch_files(
+    /// [`Self::fetch`] for directory and git sources. The marketplace's signed index files are
+    /// left out of the copy ([`super::signed_index::strip_index_files`]).
+    pub(super) fn fetch_files(
         &self,
         id: &str,
         m: &Marketplace,
@@ -700,6 +733,7 @@ impl PluginManager {
                     marketplace: m.name.clone(),
                 })?;
                 let warnings = copy_tree(&src, &m.root, dest, limits, self.progress())?;
+                super::signed_index::strip_index_files(dest)?;
                 let head = git::head(&m.root)
                     .ok()
                     .filter(|_| m.root.join(".git").exists());
@@ -735,6 +769,7 @@ impl PluginManager {
                     });
                 }
                 let warnings = copy_tree(&src_dir, &repo, dest, limits, self.progress())?;
+                super::signed_index::strip_index_files(dest)?;
                 Ok((Some(head), warnings))
             }
         }

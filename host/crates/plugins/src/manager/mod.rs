@@ -59,6 +59,7 @@ mod install;
 mod marketplace;
 mod oci;
 mod report;
+mod signed_index;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -81,10 +82,16 @@ use install::{enabled_value, set_enabled_key};
 
 pub use crate::error::PluginError;
 pub use copy::{COPY_DELAY_ENV, CopyLimits};
-pub use details::{ComponentDetails, HookDetails, OciDetails, PluginDetails, ServerDetails};
+pub use details::{
+    ComponentDetails, HookDetails, OciDetails, PluginDetails, ServerDetails, SignedIndexDetails,
+};
 pub use install::{Consent, InstallOptions};
 pub use oci::{OCI_MARKETPLACE, OCI_RECORD_KEY, oci_record};
 pub use report::*;
+pub use signed_index::{
+    INDEX_FILE, INDEX_RECORD_KEY, INDEX_SIGNATURE_FILE, SignedIndexReport, SignedPlugin,
+    index_record,
+};
 
 /// The plugin verbs, for one home directory and working directory.
 #[derive(Debug, Clone)]
@@ -96,6 +103,7 @@ pub struct PluginManager {
     allow_reserved_names: bool,
     copy_limits: Option<CopyLimits>,
     user_choices: BTreeMap<String, bool>,
+    insecure_registries: bool,
 }
 
 impl PluginManager {
@@ -112,6 +120,7 @@ impl PluginManager {
             allow_reserved_names: false,
             copy_limits: None,
             user_choices: BTreeMap::new(),
+            insecure_registries: false,
         }
     }
 
@@ -134,6 +143,13 @@ impl PluginManager {
     /// Off by default: Claude Code accepts them only from github.com/anthropics.
     pub fn allow_reserved_names(mut self, allow: bool) -> Self {
         self.allow_reserved_names = allow;
+        self
+    }
+
+    /// Allows plain HTTP to registries that are not on the loopback interface (`--insecure`;
+    /// loopback registries are always reached over plain HTTP).
+    pub fn insecure_registries(mut self, insecure: bool) -> Self {
+        self.insecure_registries = insecure;
         self
     }
 
@@ -429,8 +445,9 @@ impl PluginManager {
     }
 
     /// `verify`: re-hashes every installed cache copy and compares it with the recorded digest.
-    /// Installations pulled from a registry also have their recorded signature checked again,
-    /// offline, under today's trust policy.
+    /// Installations pulled from a registry, or from a marketplace under its signed index,
+    /// also have their recorded signature checked again, offline, under today's trust policy
+    /// (as does an unsigned installation where a signature is now required).
     pub fn verify(&self) -> Result<VerifyOutput, PluginError> {
         let installed = self.store.installed()?;
         let policy = self.trust_policy()?;
@@ -448,12 +465,14 @@ impl PluginManager {
                         Some(_) => (VerifyStatus::Tampered, actual),
                     }
                 };
-                let (signer, signature_problem) =
-                    match oci::recheck(&policy, r, split_plugin_id(id).1) {
-                        Some(Ok(s)) => (s, None),
-                        Some(Err(why)) => (None, Some(why)),
-                        None => (None, None),
-                    };
+                let (plugin, marketplace) = split_plugin_id(id);
+                let (signer, signature_problem) = match oci::recheck(&policy, r, marketplace)
+                    .or_else(|| signed_index::recheck(&policy, r, plugin, marketplace))
+                {
+                    Some(Ok(s)) => (s, None),
+                    Some(Err(why)) => (None, Some(why)),
+                    None => (None, None),
+                };
                 out.push(VerifyItem {
                     plugin_id: id.clone(),
                     scope: r.scope,

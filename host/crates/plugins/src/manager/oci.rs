@@ -43,6 +43,7 @@ impl PluginManager {
     fn oci_options(&self) -> Options {
         Options {
             cache_dir: Some(self.home.cache_dir().join("oci")),
+            insecure: self.insecure_registries,
             ..Options::default()
         }
     }

@@ -282,12 +282,12 @@ pub struct VerifyItem {
     /// Current digest.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
-    /// For a plugin pulled from a registry: the key id whose recorded signature still verifies
-    /// and is still trusted.
+    /// For a plugin pulled from a registry or installed under a marketplace's signed index: the
+    /// key id whose recorded signature still verifies and is still trusted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signer: Option<String>,
-    /// For a plugin pulled from a registry: why its recorded signature no longer passes the
-    /// trust policy (unsigned where one is now required, a key no longer trusted, a signature
+    /// For a plugin pulled from a registry or from a marketplace: why its recorded signature no
+    /// longer passes the trust policy (unsigned where one is now required, a key no longer trusted, a signature
     /// that does not verify).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub signature_problem: Option<String>,
