@@ -1779,10 +1779,7 @@ fn parts_warden_does_not_act_on_are_named_once_at_install_and_in_details() {
     let o = home.run(&work, &["plugin", "install", "hello@small"]);
     assert!(o.status.success(), "{}", show(&o));
     let err = stderr(&o);
-    let lines = [
-        "monitors: not supported yet, the monitors will not run",
-        "outputStyles: not supported yet, the output styles will not be offered",
-    ];
+    let lines = ["outputStyles: not supported yet, the output styles will not be offered"];
     for l in lines {
         assert_eq!(err.matches(l).count(), 1, "{l}: {}", show(&o));
         assert!(
@@ -1792,9 +1789,11 @@ fn parts_warden_does_not_act_on_are_named_once_at_install_and_in_details() {
             show(&o)
         );
     }
-    // Language servers run (see tests/lsp.rs): they are not among the parts left out.
-    assert_eq!(err.matches("not supported yet").count(), 2, "{}", show(&o));
+    // Language servers and monitors run (see tests/lsp.rs, tests/monitors.rs): they are not
+    // among the parts left out.
+    assert_eq!(err.matches("not supported yet").count(), 1, "{}", show(&o));
     assert!(!err.contains("lspServers"), "{}", show(&o));
+    assert!(!err.contains("monitors"), "{}", show(&o));
 
     let out = home.ok(&work, &["plugin", "details", "hello"]);
     assert!(
@@ -1815,7 +1814,7 @@ fn parts_warden_does_not_act_on_are_named_once_at_install_and_in_details() {
         .iter()
         .filter_map(|u| u["key"].as_str())
         .collect();
-    assert_eq!(keys, ["monitors", "outputStyles"], "{v:#}");
+    assert_eq!(keys, ["outputStyles"], "{v:#}");
 
     // A plugin that uses none of them hears nothing about them.
     let o = home.run(&work, &["plugin", "uninstall", "hello"]);

@@ -21,11 +21,14 @@ pub mod build;
 pub mod instructions;
 pub mod lsp;
 pub mod mcp;
+pub mod monitors;
 pub mod opened;
+pub mod output_style;
 pub mod peer;
 pub mod plugin_config;
 pub mod scaffold;
 pub mod session;
+pub mod status_line;
 pub mod tools;
 
 pub use warden_runtime as runtime;

@@ -514,6 +514,11 @@ impl Conversation {
         self.core.usage.lock().map(|u| *u).unwrap_or_default()
     }
 
+    /// The model the main conversation asks.
+    pub fn model(&self) -> &str {
+        &self.core.model
+    }
+
     /// Starts the session: the tools are gathered (MCP servers connect), `InstructionsLoaded`
     /// fires for every memory file and rule loaded, then `SessionStart`, whose context joins
     /// the first prompt. Called by the first [`Conversation::send`] if not before.
@@ -522,7 +527,9 @@ impl Conversation {
             return;
         }
         self.started = true;
-        let mut warnings = self.gather_tools().await;
+        // Plugins' monitors start with the session (see `crate::monitors`).
+        let mut warnings = self.core.session.monitors().start_always();
+        warnings.extend(self.gather_tools().await);
         let core = &mut self.core;
         let memory = match core.context.lock() {
             Ok(ctx) => {
@@ -954,6 +961,24 @@ impl Core {
         result
     }
 
+    /// Adds the lines plugins' monitors printed since the last request to the last user
+    /// message, as one reminder (see [`crate::monitors`]).
+    fn deliver_monitor_events(&self, info: &FrameInfo, messages: &mut Vec<Message>) {
+        let (events, dropped) = self.session.monitors().take_events();
+        if events.is_empty() && dropped == 0 {
+            return;
+        }
+        let text = crate::monitors::reminder(&events, dropped);
+        info.transcript.system("monitor_events", &text);
+        match messages.last_mut() {
+            Some(m) if m.role == Role::User => m.content.push(Block::text(text)),
+            _ => messages.push(Message {
+                role: Role::User,
+                content: vec![Block::text(text)],
+            }),
+        }
+    }
+
     /// The model ↔ tools loop of one frame, until the model stops and the Stop hooks agree.
     async fn run_frame(&self, info: &FrameInfo, messages: &mut Vec<Message>) -> TurnEnd {
         let mut stop_hook_active = false;
@@ -976,6 +1001,9 @@ impl Core {
                 return TurnEnd::MaxTurns { turns: requests };
             }
             requests += 1;
+            if info.agent.is_none() {
+                self.deliver_monitor_events(info, messages);
+            }
             let request = ModelRequest {
                 model: info.model.clone(),
                 system: info.system.clone(),
@@ -1430,7 +1458,13 @@ impl Core {
                 "skill {full} has disable-model-invocation set: only the user can run it"
             )));
         }
-        Ok(match self.render_skill(&full, args).await {
+        let rendered = self.render_skill(&full, args).await;
+        if rendered.is_ok() {
+            for w in self.session.monitors().skill_invoked(&full) {
+                self.observer.event(&LoopEvent::Warning { message: w });
+            }
+        }
+        Ok(match rendered {
             Ok(content) => ToolCallOutcome::Ok {
                 content: format!("Launching skill: {full}\n\n{content}"),
                 structured: Some(json!({"success": true, "commandName": full}).to_string()),

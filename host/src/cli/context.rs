@@ -4,7 +4,10 @@
 //! files in load order with their `InstructionsLoaded` `load_reason`, rules (loaded or waiting for
 //! a matching file), the skill listing exactly as given to the model, every skill, command and
 //! agent under its (namespaced) name, the MCP servers, the plugins' language servers with the
-//! extensions they serve, every warning, and which files of Claude Code's own user
+//! extensions they serve, the plugins' monitors (`monitors`: plugin, name, command, description,
+//! when; listing them starts none), the status lines (`statusLines`: `statusLine` and
+//! `subagentStatusLine` with their source and command; `statusLine` rendered by running its
+//! command confined, its `output` or `error`), every warning, and which files of Claude Code's own user
 //! directory were read (or why none were: `claudeConfig` in the JSON). Like a session, it fires
 //! the `InstructionsLoaded` hooks once per loaded file (`--no-hooks` skips them). Exit 0; exit 2
 //! only for unusable input.
@@ -111,6 +114,43 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ctx.warnings
             .push(Diagnostic::warning(std::path::Path::new("MCP"), p.clone()));
     }
+    // Plugins' monitors and the status lines, as configured; the status line is rendered
+    // (its command runs confined, as in a session; see `warden::status_line`).
+    let monitors = warden::monitors::configured(&session);
+    let (status_lines, status_problems) = warden::status_line::configured(&session);
+    for p in status_problems {
+        ctx.warnings
+            .push(Diagnostic::warning(std::path::Path::new("statusLine"), p));
+    }
+    let status_rows: Vec<serde_json::Value> = status_lines
+        .iter()
+        .map(|l| {
+            let mut row = serde_json::to_value(l).unwrap_or_default();
+            if l.key == "statusLine" {
+                let model = std::env::var("ANTHROPIC_MODEL")
+                    .ok()
+                    .filter(|m| !m.is_empty())
+                    .unwrap_or_else(|| warden_model::anthropic::DEFAULT_MODEL.to_string());
+                let transcript =
+                    warden::agent::Conversation::transcript_dir(session.home.root(), &session.cwd)
+                        .join(format!("{}.jsonl", session.session_id));
+                let input = warden::status_line::StatusInput::new(
+                    &session,
+                    &model,
+                    &transcript.display().to_string(),
+                );
+                let (output, error) = match warden::status_line::render(&session, l, &input) {
+                    Ok(o) => (serde_json::Value::String(o), serde_json::Value::Null),
+                    Err(e) => (serde_json::Value::Null, serde_json::Value::String(e)),
+                };
+                if let Some(m) = row.as_object_mut() {
+                    m.insert("output".into(), output);
+                    m.insert("error".into(), error);
+                }
+            }
+            row
+        })
+        .collect();
     // One problem, one line: the same warning reached through two paths is listed once.
     let mut seen: Vec<Diagnostic> = Vec::new();
     ctx.warnings.retain(|w| {
@@ -140,6 +180,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 })
                 .collect();
             m.insert("lspServers".into(), serde_json::Value::Array(lsp));
+            m.insert("monitors".into(), serde_json::to_value(&monitors)?);
+            m.insert(
+                "statusLines".into(),
+                serde_json::Value::Array(status_rows.clone()),
+            );
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
@@ -158,6 +203,29 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                 None => {
                     let _ = writeln!(out, "  {id}: {}", super::lsp::extensions_text(r));
                 }
+            }
+        }
+        let _ = writeln!(out, "\nMonitors ({}):", monitors.len());
+        for m in &monitors {
+            let _ = writeln!(
+                out,
+                "  {} ({}, {}): {}",
+                m.name, m.plugin, m.when, m.command
+            );
+        }
+        let _ = writeln!(out, "\nStatus lines ({}):", status_rows.len());
+        for r in &status_rows {
+            let _ = writeln!(
+                out,
+                "  {} from {}: {}",
+                r["key"].as_str().unwrap_or(""),
+                r["source"].as_str().unwrap_or(""),
+                r["command"].as_str().unwrap_or("")
+            );
+            if let Some(o) = r["output"].as_str() {
+                let _ = writeln!(out, "    rendered: {o}");
+            } else if let Some(e) = r["error"].as_str() {
+                let _ = writeln!(out, "    not rendered: {e}");
             }
         }
         print!("{out}");

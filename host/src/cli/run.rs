@@ -297,6 +297,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
         let report = conversation.send(&prompt).await;
+        if args.verbose {
+            show_status_line(&conversation);
+        }
         conversation.end("other").await;
         if let Some(c) = &claude_out {
             c.finish(&report);
@@ -306,6 +309,36 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             _ => ExitCode::from(1),
         })
     })?
+}
+
+/// With `--verbose`: the `statusLine` setting's command, run confined with the session's
+/// state on its standard input (see `warden::status_line`), its output printed on stderr.
+fn show_status_line(conversation: &Conversation) {
+    let session = conversation.session();
+    let (lines, problems) = warden::status_line::configured(session);
+    for p in problems {
+        eprintln!("warden: {p}");
+    }
+    let Some(line) = lines.iter().find(|l| l.key == "statusLine") else {
+        return;
+    };
+    let mut input = warden::status_line::StatusInput::new(
+        session,
+        conversation.model(),
+        &conversation.transcript_path().display().to_string(),
+    );
+    let (usage, cost) = conversation.usage();
+    input.cost.total_cost_usd = cost.unwrap_or(0.0);
+    input.context_window.total_input_tokens = usage.input_tokens;
+    input.context_window.total_output_tokens = usage.output_tokens;
+    match warden::status_line::render(session, line, &input) {
+        Ok(text) => {
+            for l in text.lines() {
+                eprintln!("{l}");
+            }
+        }
+        Err(e) => eprintln!("warden: status line: {e}"),
+    }
 }
 
 /// `--output-format`: Claude Code's shapes for `claude -p`.

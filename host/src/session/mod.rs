@@ -243,6 +243,7 @@ pub struct Session {
     wasm_slots: OnceLock<Arc<hooks::WasmSlots>>,
     dispatch_base: OnceLock<DispatchOptions>,
     process_profiles: OnceLock<Arc<processes::ProcessProfiles>>,
+    monitors: OnceLock<crate::monitors::Monitors>,
 }
 
 impl std::fmt::Debug for Session {
@@ -303,6 +304,7 @@ impl Session {
             wasm_slots: OnceLock::new(),
             dispatch_base: OnceLock::new(),
             process_profiles: OnceLock::new(),
+            monitors: OnceLock::new(),
         }
     }
 
@@ -472,7 +474,8 @@ impl Session {
     }
 
     /// Ends what the session started that outlives a call: its MCP servers' connections (and
-    /// the process groups of stdio servers) and its language servers (`shutdown`, `exit`).
+    /// the process groups of stdio servers), its language servers (`shutdown`, `exit`) and
+    /// its plugins' monitors.
     /// Call it before the runtime that ran the calls goes away.
     pub async fn close(&self) {
         if let Some(hub) = self.mcp.get() {
@@ -481,6 +484,17 @@ impl Session {
         if let Some(lsp) = self.lsp.get() {
             lsp.shutdown().await;
         }
+        if let Some(m) = self.monitors.get() {
+            for note in m.stop() {
+                eprintln!("{note}");
+            }
+        }
+    }
+
+    /// The enabled plugins' monitors (see [`crate::monitors`]), none started until asked.
+    pub fn monitors(&self) -> &crate::monitors::Monitors {
+        self.monitors
+            .get_or_init(|| crate::monitors::Monitors::new(self))
     }
 
     /// The language servers of the enabled plugins (see [`crate::lsp`]), read once; each

@@ -153,8 +153,13 @@ pub struct LoadedPlugin {
     pub mcp_servers: Map<String, Value>,
     /// LSP servers by key (merged from `.lsp.json`, manifest and entry).
     pub lsp_servers: Map<String, Value>,
-    /// Monitors (experimental).
-    pub monitors: Vec<Value>,
+    /// Monitors (`experimental.monitors`), typed; an entry of the wrong shape is an error
+    /// diagnostic naming its file and is left out.
+    #[serde(skip)]
+    pub monitors: Vec<warden_vocab::schema::features::MonitorSpec>,
+    /// The `subagentStatusLine` of its settings, when set and well formed.
+    #[serde(skip)]
+    pub subagent_status_line: Option<warden_vocab::schema::features::StatusLineSpec>,
     /// Root `settings.json` keys `agent` / `subagentStatusLine` (over manifest `settings`).
     pub settings: Map<String, Value>,
     /// `bin/`, added to the Bash tool's PATH while enabled.
@@ -425,6 +430,7 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
         mcp_servers: Map::new(),
         lsp_servers: Map::new(),
         monitors: Vec::new(),
+        subagent_status_line: None,
         settings: Map::new(),
         bin_dir: None,
         warden: None,
@@ -631,23 +637,36 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
     } else {
         Vec::new()
     };
+    let mut mon_count = 0;
     for part in mon_parts {
         let v = match part {
-            Part::Inline(v) => Some(v),
+            Part::Inline(v) => Some((v, mf.to_path_buf())),
             Part::Path(rel) => contained(&root, &root.join(rel), "monitors", mf, &mut diags)
-                .and_then(|c| read_json(&c, &mut diags))
-                .map(|(v, _)| v),
+                .and_then(|c| read_json(&c, &mut diags).map(|(v, _)| (v, c))),
         };
-        match v {
-            Some(Value::Array(a)) => p.monitors.extend(a),
-            Some(other) => diags.push(Diagnostic::error(
-                mf,
-                format!(
-                    "monitors must be an array of {{name, command, description, when?}}, found {}",
-                    json_type_name(&other)
-                ),
-            )),
-            None => {}
+        if let Some((v, file)) = v {
+            let (specs, errors) =
+                warden_vocab::schema::features::parse_monitors(&v, &file, mon_count);
+            mon_count += v.as_array().map_or(0, Vec::len);
+            for e in errors {
+                diags.push(Diagnostic::error(
+                    &e.file,
+                    format!("{}: {}", e.at, e.message),
+                ));
+            }
+            for s in specs {
+                if p.monitors.iter().any(|m| m.name == s.name) {
+                    diags.push(Diagnostic::error(
+                        &file,
+                        format!(
+                            "a monitor named `{}` is declared twice; names are unique within a plugin",
+                            s.name
+                        ),
+                    ));
+                } else {
+                    p.monitors.push(s);
+                }
+            }
         }
     }
 
@@ -675,6 +694,23 @@ pub fn load_plugin_with(root: &Path, ctx: &LoadContext<'_>) -> Result<LoadedPlug
                 ),
             )),
         }
+    }
+    let settings_file = if sfile.is_file() {
+        sfile.clone()
+    } else {
+        mf.to_path_buf()
+    };
+    match warden_vocab::schema::features::parse_status_line(
+        &p.settings,
+        "subagentStatusLine",
+        &settings_file,
+    ) {
+        Some(Ok(s)) => p.subagent_status_line = Some(s),
+        Some(Err(e)) => diags.push(Diagnostic::error(
+            &e.file,
+            format!("{}: {}", e.at, e.message),
+        )),
+        None => {}
     }
     let bin = root.join("bin");
     if bin.is_dir() {

@@ -16,7 +16,7 @@ use crate::loader::{LoadedPlugin, MANIFEST_FILE};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UnsupportedPart {
-    /// The key of `plugin.json` (or default folder) it is declared by: `monitors`, `outputStyles`, …
+    /// The key of `plugin.json` (or default folder) it is declared by: `outputStyles`, `settings`, …
     pub key: &'static str,
     /// Where it is declared: the file or folder that holds it.
     pub file: PathBuf,
@@ -50,12 +50,6 @@ pub fn unsupported(p: &LoadedPlugin) -> Vec<UnsupportedPart> {
         }
     };
     add(
-        !p.monitors.is_empty(),
-        "monitors",
-        at("monitors/monitors.json"),
-        "the monitors will not run",
-    );
-    add(
         !p.components.output_styles.is_empty(),
         "outputStyles",
         at("output-styles"),
@@ -86,10 +80,10 @@ pub fn unsupported(p: &LoadedPlugin) -> Vec<UnsupportedPart> {
         "the plugins it depends on are not installed with it; install them yourself",
     );
     add(
-        !p.settings.is_empty(),
+        p.settings.contains_key("agent"),
         "settings",
         at("settings.json"),
-        "its `agent` and `subagentStatusLine` settings will not apply",
+        "its `agent` setting will not apply",
     );
     add(
         p.bin_dir.is_some(),

@@ -6,6 +6,7 @@
 //! same parse and each applies its own rule. Claude Code accepts unknown keys everywhere, so no
 //! schema type refuses one; the keys as written are kept for the readers that warn about them.
 
+pub mod features;
 pub mod hooks;
 
 use serde::Deserialize;
