@@ -251,11 +251,13 @@ mod listing;
 mod persist;
 mod plan;
 mod policy;
+mod realpath;
 mod reaper;
 mod restore;
 mod seccomp;
 mod spawn;
 mod support;
+mod temp;
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
@@ -342,7 +344,7 @@ impl Confinement {
             .paths
             .iter()
             .filter(|(_, l)| *l == policy::Level::Write)
-            .filter_map(|(p, _)| std::fs::canonicalize(p).ok())
+            .filter_map(|(p, _)| realpath::canonicalize(p).ok())
             .collect();
         let prepared = persist::Request {
             read_only: &self.read_only,
@@ -357,7 +359,7 @@ impl Confinement {
         protected.sort_by_key(|(p, _)| p.components().count());
         let snapshots = restore::take(&protected, self.protect_limit)?;
         let temp = match &self.private_temp {
-            Some(parent) => Some(make_temp(parent)?),
+            Some(parent) => Some(temp::take(parent)?),
             None => None,
         };
         let mut guard = Guard {
@@ -380,7 +382,7 @@ impl Confinement {
             abi,
             deny_tcp: !self.network && s.tcp,
             scope: s.scoping,
-            temp: guard.temp.as_deref(),
+            temp: guard.temp.as_ref().map(|t| t.path.as_path()),
             hide: mounts,
         };
         let built = plan::build(&paths, &extras)?;
@@ -419,7 +421,7 @@ impl Confinement {
         };
         if let Some(t) = &guard.temp {
             for var in ["TMPDIR", "TMP", "TEMP"] {
-                env.push((var.into(), t.into()));
+                env.push((var.into(), t.path.clone().into()));
             }
         }
         Ok(Prepared {
@@ -502,7 +504,7 @@ fn without_bound(
             } else {
                 Some(p.as_path())
             };
-            match probe.and_then(|q| std::fs::canonicalize(q).ok()) {
+            match probe.and_then(|q| realpath::canonicalize(q).ok()) {
                 Some(real) => !bound.iter().any(|b| real.starts_with(b)),
                 None => true,
             }
@@ -567,7 +569,7 @@ pub fn end_call(supervisor_pid: u32) -> std::io::Result<()> {
 #[derive(Debug)]
 pub struct Guard {
     ruleset: Option<OwnedFd>,
-    temp: Option<PathBuf>,
+    temp: Option<temp::TempDir>,
     snapshots: Vec<restore::Snapshot>,
     /// Repositories known when the call started.
     after: persist::After,
@@ -579,7 +581,7 @@ pub struct Guard {
 impl Guard {
     /// The call's private temporary directory, if it has one.
     pub fn temp_dir(&self) -> Option<&Path> {
-        self.temp.as_deref()
+        self.temp.as_ref().map(|t| t.path.as_path())
     }
 
     /// Restores protected paths, takes configuration and hooks out of repositories the call
@@ -611,15 +613,17 @@ impl Guard {
                 first_err.get_or_insert(e);
             }
         }
-        for t in [self.temp.take(), self.scratch.take()]
-            .into_iter()
-            .flatten()
-        {
-            if let Err(e) = std::fs::remove_dir_all(&t)
-                && e.kind() != std::io::ErrorKind::NotFound
-            {
-                first_err.get_or_insert(ConfineError::path(t, e));
+        if let Some(t) = self.temp.take() {
+            let path = t.path.clone();
+            if let Err(e) = temp::give_back(t) {
+                first_err.get_or_insert(ConfineError::path(path, e));
             }
+        }
+        if let Some(t) = self.scratch.take()
+            && let Err(e) = std::fs::remove_dir_all(&t)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            first_err.get_or_insert(ConfineError::path(t, e));
         }
         match first_err {
             Some(e) => Err(e),

@@ -184,7 +184,7 @@ pub(crate) struct Request<'a> {
 }
 
 fn resolve(p: &Path) -> Option<PathBuf> {
-    std::fs::canonicalize(p).ok()
+    crate::realpath::canonicalize(p).ok()
 }
 
 /// Where `p` would be with its parent's symlinks resolved (it need not exist).

@@ -182,7 +182,7 @@ fn resolve(path: &Path) -> Result<Option<PathBuf>, ConfineError> {
     if !path.is_absolute() {
         return Err(ConfineError::Relative(path.to_path_buf()));
     }
-    match std::fs::canonicalize(path) {
+    match crate::realpath::canonicalize(path) {
         Ok(p) => Ok(Some(p)),
         Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => Ok(None),
         Err(e) => Err(ConfineError::path(path, e)),

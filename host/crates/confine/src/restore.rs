@@ -219,7 +219,7 @@ pub(crate) fn take(paths: &[(PathBuf, Depth)], limit: u64) -> Result<Vec<Snapsho
             return Err(ConfineError::Relative(p.clone()));
         };
         let mut parent_file = None;
-        let (parent_path, parent) = match std::fs::canonicalize(parent_given) {
+        let (parent_path, parent) = match crate::realpath::canonicalize(parent_given) {
             Ok(real) => match open_dir_no_symlinks(&real) {
                 Ok(fd) => {
                     let (dev, ino) = identity(&fd).map_err(|e| ConfineError::path(&real, e))?;

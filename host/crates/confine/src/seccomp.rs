@@ -14,7 +14,6 @@ use libc::sock_filter;
 
 const LD_ABS_W: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
 const JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
-#[cfg(target_arch = "x86_64")]
 const JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
 const RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 
@@ -128,10 +127,9 @@ const SELF_ONLY: &[(i64, &[(u32, u32)])] = &[
 /// `prlimit64(pid, resource, new, old)`: allowed for the caller itself (`pid` 0) or to read
 /// (`new` NULL), refused otherwise: lowering Warden's limits could kill it, or make the
 /// restore of protected paths fail.
-fn prlimit_rule() -> [sock_filter; 9] {
+fn prlimit_rule() -> [sock_filter; 8] {
     let eperm = errno(libc::EPERM);
     [
-        jump(JEQ_K, libc::SYS_prlimit64 as u32, 0, 8),
         stmt(LD_ABS_W, arg(0)),
         jump(JEQ_K, 0, 4, 0),
         stmt(LD_ABS_W, arg(2)),
@@ -143,12 +141,12 @@ fn prlimit_rule() -> [sock_filter; 9] {
     ]
 }
 
-/// A block that, for system call `nr`, allows it when every `(offset, value)` matches and
-/// refuses it otherwise; other calls skip it with the number still loaded.
-fn self_only(nr: i64, conds: &[(u32, u32)]) -> Vec<sock_filter> {
+/// What runs for a system call allowed only on the caller: allowed when every `(offset,
+/// value)` matches, refused otherwise.
+fn self_only(conds: &[(u32, u32)]) -> Vec<sock_filter> {
     let k = conds.len();
-    // [JEQ nr] [LD, JEQ]×k [RET ALLOW] [RET EPERM]
-    let mut b = vec![jump(JEQ_K, nr as u32, 0, (2 * k + 2) as u8)];
+    // [LD, JEQ]×k [RET ALLOW] [RET EPERM]
+    let mut b = Vec::with_capacity(2 * k + 2);
     for (i, &(off, value)) in conds.iter().enumerate() {
         b.push(stmt(LD_ABS_W, off));
         b.push(jump(JEQ_K, value, 0, (2 * (k - i) - 1) as u8));
@@ -163,13 +161,14 @@ fn self_only(nr: i64, conds: &[(u32, u32)]) -> Vec<sock_filter> {
 /// kill; mount and namespace calls, [`KERNEL_CALLS`], and changes to other processes'
 /// scheduling, priority and limits are refused. Network off: sockets other than unix ones
 /// (and unix ones unless `allow_unix`) and `io_uring_setup` are refused.
+///
+/// The system calls handled are found by a binary search over their numbers rather than one
+/// comparison after another: when the filter is installed the kernel runs it for every
+/// system call number to cache the ones it always allows (with interrupts off, in the
+/// process being started), so its length is paid about 450 times per call, and every
+/// system call the program makes walks a few comparisons instead of all of them.
 pub(crate) fn filter(network: bool, allow_unix: bool) -> Vec<sock_filter> {
     let foreign = libc::SECCOMP_RET_KILL_PROCESS;
-    let unix_verdict = if allow_unix {
-        libc::SECCOMP_RET_ALLOW
-    } else {
-        errno(libc::EACCES)
-    };
     let mut prog = vec![
         stmt(LD_ABS_W, OFF_ARCH),
         jump(JEQ_K, NATIVE_ARCH, 1, 0),
@@ -178,30 +177,77 @@ pub(crate) fn filter(network: bool, allow_unix: bool) -> Vec<sock_filter> {
     ];
     #[cfg(target_arch = "x86_64")]
     prog.extend([jump(JGE_K, X32_SYSCALL_BIT, 0, 1), stmt(RET_K, foreign)]);
-    for &nr in MOUNT_CALLS.iter().chain(KERNEL_CALLS) {
-        prog.extend([
-            jump(JEQ_K, nr as u32, 0, 1),
-            stmt(RET_K, errno(libc::EPERM)),
-        ]);
-    }
-    for &(nr, conds) in SELF_ONLY {
-        prog.extend(self_only(nr, conds));
-    }
-    prog.extend(prlimit_rule());
-    if !network {
-        prog.extend([
-            // socket(family, …): skip the four family checks for any other call.
-            jump(JEQ_K, libc::SYS_socket as u32, 0, 4),
-            stmt(LD_ABS_W, OFF_ARG0),
-            jump(JEQ_K, libc::AF_UNIX as u32, 0, 1),
-            stmt(RET_K, unix_verdict),
-            stmt(RET_K, errno(libc::EACCES)),
-            jump(JEQ_K, libc::SYS_io_uring_setup as u32, 0, 1),
-            stmt(RET_K, errno(libc::EPERM)),
-        ]);
-    }
-    prog.push(stmt(RET_K, libc::SECCOMP_RET_ALLOW));
+    prog.extend(search(&mut handlers(network, allow_unix)));
     prog
+}
+
+/// Each system call the filter handles, with what runs once its number matched (every path
+/// of which returns).
+fn handlers(network: bool, allow_unix: bool) -> Vec<(u32, Vec<sock_filter>)> {
+    let eperm = errno(libc::EPERM);
+    let mut h: Vec<(u32, Vec<sock_filter>)> = MOUNT_CALLS
+        .iter()
+        .chain(KERNEL_CALLS)
+        .map(|&nr| (nr as u32, vec![stmt(RET_K, eperm)]))
+        .collect();
+    for &(nr, conds) in SELF_ONLY {
+        h.push((nr as u32, self_only(conds)));
+    }
+    h.push((libc::SYS_prlimit64 as u32, prlimit_rule().to_vec()));
+    if !network {
+        let unix_verdict = if allow_unix {
+            libc::SECCOMP_RET_ALLOW
+        } else {
+            errno(libc::EACCES)
+        };
+        h.push((
+            libc::SYS_socket as u32,
+            vec![
+                stmt(LD_ABS_W, OFF_ARG0),
+                jump(JEQ_K, libc::AF_UNIX as u32, 0, 1),
+                stmt(RET_K, unix_verdict),
+                stmt(RET_K, errno(libc::EACCES)),
+            ],
+        ));
+        h.push((libc::SYS_io_uring_setup as u32, vec![stmt(RET_K, eperm)]));
+    }
+    h
+}
+
+/// Handlers this many or fewer are compared one after another.
+const LINEAR: usize = 3;
+
+/// A binary search of `handlers` by system call number (loaded in the accumulator), with
+/// every number not found allowed. BPF jumps only forward: a node is `JGE middle` followed
+/// by its lower half, then its upper half.
+fn search(handlers: &mut [(u32, Vec<sock_filter>)]) -> Vec<sock_filter> {
+    handlers.sort_by_key(|(nr, _)| *nr);
+    node(handlers)
+}
+
+fn node(handlers: &[(u32, Vec<sock_filter>)]) -> Vec<sock_filter> {
+    if handlers.len() <= LINEAR {
+        let mut out = Vec::new();
+        for (nr, body) in handlers {
+            out.push(jump(JEQ_K, *nr, 0, offset(body.len())));
+            out.extend(body);
+        }
+        out.push(stmt(RET_K, libc::SECCOMP_RET_ALLOW));
+        return out;
+    }
+    let mid = handlers.len() / 2;
+    let lower = node(&handlers[..mid]);
+    let upper = node(&handlers[mid..]);
+    let mut out = vec![jump(JGE_K, handlers[mid].0, offset(lower.len()), 0)];
+    out.extend(lower);
+    out.extend(upper);
+    out
+}
+
+/// A jump over `n` instructions. The whole program is a few hundred instructions at most
+/// (a unit test checks every offset fits), far below the 255 a jump can skip.
+fn offset(n: usize) -> u8 {
+    u8::try_from(n).unwrap_or(u8::MAX)
 }
 
 #[cfg(test)]
@@ -296,5 +342,94 @@ mod tests {
             verdict(&on, libc::SYS_socket, [libc::AF_INET as u64, 1, 0, 0, 0, 0]),
             ALLOW
         );
+    }
+
+    /// The filter as it was written before the binary search: one comparison per system
+    /// call, in order. The search must give the same verdict for every call and argument.
+    fn linear_reference(network: bool, allow_unix: bool) -> Vec<sock_filter> {
+        let foreign = libc::SECCOMP_RET_KILL_PROCESS;
+        let mut prog = vec![
+            stmt(LD_ABS_W, OFF_ARCH),
+            jump(JEQ_K, NATIVE_ARCH, 1, 0),
+            stmt(RET_K, foreign),
+            stmt(LD_ABS_W, OFF_NR),
+        ];
+        #[cfg(target_arch = "x86_64")]
+        prog.extend([jump(JGE_K, X32_SYSCALL_BIT, 0, 1), stmt(RET_K, foreign)]);
+        for (nr, body) in handlers(network, allow_unix) {
+            prog.push(jump(JEQ_K, nr, 0, body.len() as u8));
+            prog.extend(body);
+        }
+        prog.push(stmt(RET_K, libc::SECCOMP_RET_ALLOW));
+        prog
+    }
+
+    #[test]
+    fn the_search_gives_the_verdicts_of_one_comparison_after_another() {
+        let argsets: [[u64; 6]; 6] = [
+            [0; 6],
+            [OTHER, 0, 0, 0, 0, 0],
+            [1, 0, 0, 0, 0, 0],
+            [0, OTHER, 5, 0, 0, 0],
+            [libc::AF_UNIX as u64, 1, 0, 0, 0, 0],
+            [libc::AF_INET6 as u64, 0x1000, 0, 0x1000, 0, 0],
+        ];
+        for network in [false, true] {
+            for unix in [false, true] {
+                let fast = filter(network, unix);
+                let slow = linear_reference(network, unix);
+                // Every jump lands inside the program (none was clamped).
+                assert!(fast.len() < 255, "{} instructions", fast.len());
+                for (pc, i) in fast.iter().enumerate() {
+                    if i.code == JEQ_K || i.code == JGE_K {
+                        assert!(pc + 1 + usize::from(i.jt.max(i.jf)) < fast.len(), "{pc}");
+                    }
+                }
+                for nr in 0..1024i64 {
+                    for args in argsets {
+                        assert_eq!(
+                            verdict(&fast, nr, args),
+                            verdict(&slow, nr, args),
+                            "nr {nr} args {args:?} network {network} unix {unix}"
+                        );
+                    }
+                }
+                // Walked for a call it lets through: a handful of instructions, not all.
+                assert!(
+                    steps(&fast, libc::SYS_read) <= 16,
+                    "{}",
+                    steps(&fast, libc::SYS_read)
+                );
+            }
+        }
+    }
+
+    /// How many instructions the program runs for system call `nr` (no arguments).
+    fn steps(prog: &[sock_filter], nr: i64) -> usize {
+        let mut data = Vec::new();
+        data.extend((nr as i32).to_ne_bytes());
+        data.extend(NATIVE_ARCH.to_ne_bytes());
+        data.extend([0u8; 56]);
+        let (mut pc, mut acc, mut n) = (0usize, 0u32, 0);
+        loop {
+            n += 1;
+            let i = prog[pc];
+            match i.code {
+                LD_ABS_W => {
+                    let k = i.k as usize;
+                    acc = u32::from_ne_bytes(data[k..k + 4].try_into().unwrap());
+                    pc += 1;
+                }
+                JEQ_K | JGE_K => {
+                    let taken = if i.code == JEQ_K {
+                        acc == i.k
+                    } else {
+                        acc >= i.k
+                    };
+                    pc += 1 + usize::from(if taken { i.jt } else { i.jf });
+                }
+                _ => return n,
+            }
+        }
     }
 }

@@ -166,10 +166,18 @@ fn writes_inside_the_project_and_the_private_temp_work() {
         std::fs::read_to_string(f.project.join("README.md")).unwrap(),
         "readme text\nmore\n"
     );
-    // The private temp dir lived under the configured parent and is gone after the call.
+    // The private temp dir lived under the configured parent and is emptied after the call
+    // (kept for this process's next call, removed when it exits).
     let tmpdir = text.lines().nth(3).unwrap();
     assert!(tmpdir.starts_with(f.temp.to_str().unwrap()), "{tmpdir}");
-    assert!(!std::path::Path::new(tmpdir).exists());
+    let left: Vec<_> = std::fs::read_dir(tmpdir)
+        .map(|d| d.flatten().map(|e| e.file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+    // The next call gets it empty, whatever the last one left in it.
+    let again = f.sh("ls -A \"$TMPDIR\"; echo \"$TMPDIR\"");
+    assert!(again.status.success(), "{again:?}");
+    assert_eq!(stdout(&again), format!("{tmpdir}\n"));
     // The parent itself is not writable.
     let other = f.run(&["touch", f.temp.join("other").to_str().unwrap()]);
     assert!(!other.status.success());
