@@ -53,6 +53,16 @@
 //!   runs under the session's rules and hooks, with `agent_id`/`agent_type` in every hook
 //!   input, and its tools filtered by `tools` / `disallowedTools`.
 //! - A model answer cut at `max_tokens` ends the turn like any other answer (Stop fires).
+//! - The main conversation run as an agent ([`Conversation::set_main_agent`]: `--agent`, the
+//!   `agent` setting, a plugin's `agent` setting) takes the agent's body as its system prompt
+//!   in place of the default one, as Claude Code does (its prompt replaces the default one the
+//!   way `--system-prompt` does); the environment block follows it, and memory (CLAUDE.md,
+//!   rules) and the skill listing still come with the first prompt. Its `tools` /
+//!   `disallowedTools` filter the tools offered, and its `model` (unless `inherit`) is asked
+//!   unless the model was chosen explicitly (`--model`). Hook inputs carry its `agent_type`.
+//!   As for subagents, its `permissionMode`, `mcpServers`, `hooks`, `skills`, `memory` and
+//!   `initialPrompt` are not applied: an agent a repository's settings select can narrow what
+//!   the session does, never loosen the user's permissions.
 
 pub mod ask;
 pub mod hook_model;
@@ -384,6 +394,8 @@ struct Core {
     prompt_id: Mutex<Option<String>>,
     /// Main-conversation model requests and time spent waiting on the model, for reports.
     requests: Mutex<(u32, std::time::Duration)>,
+    /// The agent the main conversation runs as (see [`Conversation::set_main_agent`]).
+    main_agent: Option<warden_instructions::Agent>,
 }
 
 /// What a call needs of the frame (main conversation or subagent) it runs in.
@@ -452,6 +464,7 @@ impl Conversation {
                 usage: Mutex::new((Usage::default(), None)),
                 prompt_id: Mutex::new(None),
                 requests: Mutex::new((0, std::time::Duration::ZERO)),
+                main_agent: None,
             },
             messages: Vec::new(),
             pending: Vec::new(),
@@ -517,6 +530,99 @@ impl Conversation {
     /// The model the main conversation asks.
     pub fn model(&self) -> &str {
         &self.core.model
+    }
+
+    /// Runs the main conversation as the agent `name` (`--agent`; as loaded from the agents'
+    /// files, plugin agents by their namespaced name `plugin:agent`): its body becomes the
+    /// system prompt, its `tools` / `disallowedTools` filter the tools offered and its `model`
+    /// is asked unless one was chosen explicitly (see the module docs). Call before
+    /// [`Conversation::start`]. Fails, naming the agents there are, when there is no such
+    /// agent.
+    pub fn set_main_agent(&mut self, name: &str) -> Result<(), String> {
+        let agent = {
+            let ctx = self
+                .core
+                .context
+                .lock()
+                .map_err(|_| "the context is unusable".to_string())?;
+            match ctx.agents.iter().find(|a| a.name == name) {
+                Some(a) => a.clone(),
+                None => {
+                    let names: Vec<&str> = ctx.agents.iter().map(|a| a.name.as_str()).collect();
+                    return Err(if names.is_empty() {
+                        format!("no agent named `{name}`: no agents are defined")
+                    } else {
+                        format!(
+                            "no agent named `{name}`; the agents are: {}",
+                            names.join(", ")
+                        )
+                    });
+                }
+            }
+        };
+        if self.core.opts.model.is_none()
+            && let Some(m) = agent.model.as_deref().filter(|m| *m != "inherit")
+        {
+            self.core.model = m.to_string();
+        }
+        self.core.main_agent = Some(agent);
+        Ok(())
+    }
+
+    /// Applies the `agent` settings when `--agent` did not choose one: the settings files'
+    /// `agent` key (the highest-precedence file that sets it), else an enabled plugin's
+    /// `settings.json` (or manifest `settings`) `agent`, which names an agent of that plugin
+    /// (`agent` or `plugin:agent`). Returns warnings, each naming the file, for a setting that
+    /// names no agent it may; such a setting is left out and the conversation runs as usual.
+    pub fn apply_agent_setting(&mut self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let session = self.core.session.clone();
+        if let Some((value, file)) = session.settings.scalar("agent") {
+            let file = file.display_name();
+            match value.as_str() {
+                Some(name) => {
+                    if let Err(e) = self.set_main_agent(name) {
+                        warnings.push(format!("{file}: `agent` setting ignored: {e}"));
+                    }
+                }
+                None => warnings.push(format!(
+                    "{file}: `agent` setting ignored: it must be an agent's name (a string)"
+                )),
+            }
+            return warnings;
+        }
+        for p in &session.plugins {
+            let Some(value) = p.plugin.settings.get("agent") else {
+                continue;
+            };
+            let file = p.plugin.root.join("settings.json");
+            let file = if file.is_file() {
+                file
+            } else {
+                p.plugin.root.join(warden_plugins::loader::MANIFEST_FILE)
+            };
+            let file = file.display();
+            if self.core.main_agent.is_some() {
+                warnings.push(format!(
+                    "{file}: `agent` setting ignored: another plugin's `agent` setting applies"
+                ));
+                continue;
+            }
+            match plugin_agent_name(&p.plugin.name, value) {
+                Ok(name) => {
+                    if let Err(e) = self.set_main_agent(&name) {
+                        warnings.push(format!("{file}: `agent` setting ignored: {e}"));
+                    }
+                }
+                Err(e) => warnings.push(format!("{file}: `agent` setting ignored: {e}")),
+            }
+        }
+        warnings
+    }
+
+    /// The agent the main conversation runs as, if any.
+    pub fn main_agent(&self) -> Option<&warden_instructions::Agent> {
+        self.core.main_agent.as_ref()
     }
 
     /// Starts the session: the tools are gathered (MCP servers connect), `InstructionsLoaded`
@@ -607,6 +713,16 @@ impl Conversation {
                 tools.push(prompt::skill_tool());
             }
         }
+        // The main conversation run as an agent has that agent's tools, as a subagent would.
+        if let Some(agent) = &self.core.main_agent {
+            tools.retain(|t| prompt::agent_allows(agent, &t.name));
+            if tools.is_empty() && agent.tools.is_some() {
+                warnings.push(format!(
+                    "agent {}: its `tools` list names no tool this session has",
+                    agent.name
+                ));
+            }
+        }
         self.core.tools = tools;
         warnings
     }
@@ -624,7 +740,7 @@ impl Conversation {
         messages.push(user_message(&self.pending, prompt));
         ModelRequest {
             model: self.core.model.clone(),
-            system: prompt::system_prompt(&self.core.session),
+            system: self.core.main_system_prompt(),
             messages,
             tools: self.core.tools.clone(),
             max_tokens: self.core.opts.max_tokens,
@@ -803,6 +919,28 @@ pub const NOTHING_TO_COMPACT: &str = "Not enough messages to compact.";
 /// command's stderr, with an empty `result`.
 pub const NO_MESSAGES_TO_COMPACT: &str = "Error: No messages to compact";
 
+/// The namespaced name of the agent a plugin's `agent` setting names: `agent` (or
+/// `sub:agent` for one in a subfolder of `agents/`) becomes `plugin:agent`; `plugin:agent` is
+/// taken as it is. A plugin's setting can name only its own agents: another plugin's
+/// `other:agent` is looked for as this plugin's `plugin:other:agent`, and anything that is not
+/// an agent's name (a path such as `../x`) is refused.
+pub fn plugin_agent_name(plugin: &str, value: &Value) -> Result<String, String> {
+    let Some(raw) = value.as_str() else {
+        return Err("it must be an agent's name (a string)".into());
+    };
+    let local = raw
+        .strip_prefix(plugin)
+        .and_then(|r| r.strip_prefix(':'))
+        .unwrap_or(raw);
+    let valid = local
+        .split(':')
+        .all(warden_instructions::agents::valid_agent_name);
+    if !valid {
+        return Err(format!("`{raw}` is not an agent's name"));
+    }
+    Ok(format!("{plugin}:{local}"))
+}
+
 /// `/name args` when the prompt is a command invocation (a name without `/` in it, so a path
 /// typed as a prompt is not mistaken for one).
 pub fn slash_command(prompt: &str) -> Option<(&str, &str)> {
@@ -851,7 +989,15 @@ impl Core {
             depth: 0,
             transcript: self.transcript.clone(),
             max_turns: self.opts.max_turns,
-            system: prompt::system_prompt(&self.session),
+            system: self.main_system_prompt(),
+        }
+    }
+
+    /// The main conversation's system prompt: the agent's it runs as, else the default.
+    fn main_system_prompt(&self) -> String {
+        match &self.main_agent {
+            Some(agent) => prompt::subagent_prompt(&self.session, agent),
+            None => prompt::system_prompt(&self.session),
         }
     }
 
@@ -906,6 +1052,10 @@ impl Core {
         if let Some((id, ty)) = agent {
             input.insert("agent_id".into(), json!(id));
             input.insert("agent_type".into(), json!(ty));
+        } else if let Some(a) = &self.main_agent {
+            // As Claude Code: with `--agent` (or the `agent` setting) hooks of the main
+            // conversation are told its type, with no `agent_id`.
+            input.insert("agent_type".into(), json!(a.name));
         }
         // As Claude Code: the effort level rides on the events of a turn's tool context.
         if let (Some(level), Event::Stop | Event::SubagentStop | Event::PostToolBatch) =

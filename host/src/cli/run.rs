@@ -58,6 +58,10 @@ pub struct Args {
     /// The model (alias or full id).
     #[arg(long, value_name = "MODEL")]
     model: Option<String>,
+    /// Run the main conversation as the agent NAME (as the `agent` setting, which it
+    /// overrides): its prompt, tools and model. Plugin agents are named `plugin:agent`.
+    #[arg(long, value_name = "NAME")]
+    agent: Option<String>,
     /// Most model requests for the prompt.
     #[arg(long, value_name = "N", default_value_t = 100)]
     max_turns: u32,
@@ -275,6 +279,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut conversation =
         Conversation::new(session, driver, asker, conv_opts).with_observer(observer);
+    match &args.agent {
+        Some(name) => {
+            if let Err(e) = conversation.set_main_agent(name) {
+                eprintln!("warden: --agent {name}: {e}");
+                return Ok(ExitCode::from(2));
+            }
+        }
+        None => {
+            for w in conversation.apply_agent_setting() {
+                eprintln!("warden: {w}");
+            }
+        }
+    }
     if let Some((_, saved)) = saved {
         conversation.resume(saved);
     }

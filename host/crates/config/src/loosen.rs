@@ -13,6 +13,7 @@
 //! | `sandbox.*` (`enabled`, `network`, `allowedDomains`, `readablePaths`, `allowUnconfined`, `excludedCommands`, `autoAllowBashIfSandboxed`, `confinePlugins`, …) | ignored: only user, managed and `--settings` files configure the sandbox |
 //! | `env` entries that change how programs start ([`changes_program_start`]) | ignored |
 //! | `enableAllProjectMcpServers`, `enabledMcpjsonServers` | ignored: a repository cannot approve its own servers |
+//! | `agent` | applies, as in Claude Code: the main conversation takes that agent's prompt, `tools` and `model`, which narrow what it does; the agent's `permissionMode`, `hooks` and `mcpServers` are not applied |
 //!
 //! [`Settings::ignored_loosenings`] names every such key a project or local file sets, so
 //! `warden check` and the other configuration diagnostics can say it was ignored; the

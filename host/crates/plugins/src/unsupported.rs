@@ -16,7 +16,7 @@ use crate::loader::{LoadedPlugin, MANIFEST_FILE};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UnsupportedPart {
-    /// The key of `plugin.json` (or default folder) it is declared by: `outputStyles`, `settings`, …
+    /// The key of `plugin.json` (or default folder) it is declared by: `outputStyles`, `workflows`, …
     pub key: &'static str,
     /// Where it is declared: the file or folder that holds it.
     pub file: PathBuf,
@@ -78,12 +78,6 @@ pub fn unsupported(p: &LoadedPlugin) -> Vec<UnsupportedPart> {
         "dependencies",
         manifest.clone(),
         "the plugins it depends on are not installed with it; install them yourself",
-    );
-    add(
-        p.settings.contains_key("agent"),
-        "settings",
-        at("settings.json"),
-        "its `agent` setting will not apply",
     );
     add(
         p.bin_dir.is_some(),

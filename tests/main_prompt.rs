@@ -1,0 +1,344 @@
+//! What the main conversation is told, checked on what a fake Messages API received from
+//! `warden run`.
+//!
+//! Run as an agent, as Claude Code's `--agent` and `agent` setting: the agent's prompt in place
+//! of the default system prompt, its `tools` as the tools offered and its `model` as the model
+//! asked. A plugin's `agent` setting names only that plugin's agents; a path or another
+//! plugin's agent is left out with a warning naming the file.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+
+const DEFAULT_PROMPT: &str = "You are an agent working in a software project, run by Warden";
+
+struct Project {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    dir: PathBuf,
+}
+
+impl Project {
+    fn new(settings: Value) -> Project {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let root = tmp.path().canonicalize().expect("canonical");
+        let dir = root.join("project");
+        std::fs::create_dir_all(dir.join(".claude")).expect("mkdir");
+        std::fs::write(dir.join(".claude/settings.json"), settings.to_string()).expect("write");
+        Project {
+            _tmp: tmp,
+            root,
+            dir,
+        }
+    }
+
+    /// A project agent `.claude/agents/<name>.md`.
+    fn agent(&self, name: &str, extra: &str, body: &str) {
+        write_agent(&self.dir.join(".claude/agents"), name, extra, body);
+    }
+
+    /// A plugin `<root>/plugins/<name>` with `settings.json` (when given) and agents.
+    fn plugin(&self, name: &str, settings: Option<Value>, agents: &[(&str, &str)]) -> PathBuf {
+        let dir = self.root.join("plugins").join(name);
+        std::fs::create_dir_all(dir.join(".claude-plugin")).expect("mkdir");
+        std::fs::write(
+            dir.join(".claude-plugin/plugin.json"),
+            json!({"name": name, "version": "1.0.0"}).to_string(),
+        )
+        .expect("manifest");
+        if let Some(s) = settings {
+            std::fs::write(dir.join("settings.json"), s.to_string()).expect("settings");
+        }
+        for (agent, body) in agents {
+            write_agent(&dir.join("agents"), agent, "", body);
+        }
+        dir
+    }
+
+    /// `warden run -p hi` against a fake Messages API answering `done`: its output and the
+    /// request the model received.
+    fn run(&self, args: &[&str]) -> (Output, Option<Value>) {
+        let (url, requests) = fake_messages_api();
+        let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+            .args(["run", "-p", "hi"])
+            .args(args)
+            .current_dir(&self.dir)
+            .env("WARDEN_HOME", self.root.join("home"))
+            .env("HOME", &self.root)
+            .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+            .env("WARDEN_NO_CLAUDE_CONFIG", "1")
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", url)
+            .env_remove("ANTHROPIC_MODEL")
+            .env_remove("OPENAI_BASE_URL")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("run warden");
+        (out, requests.try_recv().ok())
+    }
+}
+
+fn write_agent(dir: &Path, name: &str, extra: &str, body: &str) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    std::fs::write(
+        dir.join(format!("{name}.md")),
+        format!("---\nname: {name}\ndescription: the {name} agent\n{extra}---\n{body}\n"),
+    )
+    .expect("agent");
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn system(request: &Value) -> String {
+    match &request["system"] {
+        Value::String(s) => s.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter_map(|b| b["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    }
+}
+
+fn tool_names(request: &Value) -> Vec<String> {
+    request["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A Messages API on 127.0.0.1 that answers one request with `done` and keeps the request.
+fn fake_messages_api() -> (String, std::sync::mpsc::Receiver<Value>) {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_0", "type": "message",
+            "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
+            "usage": {"input_tokens": 10, "output_tokens": 0}}}),
+        json!({"type": "content_block_start", "index": 0,
+            "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0,
+            "delta": {"type": "text_delta", "text": "done"}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 5}}),
+        json!({"type": "message_stop"}),
+    ];
+    let body: String = events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
+        .collect();
+    std::thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut request = vec![0; length];
+        reader.read_exact(&mut request).expect("body");
+        let _ = tx.send(serde_json::from_slice::<Value>(&request).unwrap_or(Value::Null));
+        let mut out = stream;
+        let _ = write!(
+            out,
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    });
+    (url, rx)
+}
+
+/// A project with a read-only `reviewer` agent on its own model.
+fn with_reviewer(settings: Value) -> Project {
+    let p = Project::new(settings);
+    p.agent(
+        "reviewer",
+        "tools: Read, Grep\nmodel: claude-haiku-4-5\n",
+        "You are the reviewer. Read code and report problems; change nothing.",
+    );
+    p
+}
+
+#[test]
+fn the_agent_flag_gives_the_main_conversation_the_agents_prompt_tools_and_model() {
+    let p = with_reviewer(json!({}));
+
+    // Without it: the default prompt, every tool, the default model.
+    let (out, request) = p.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let request = request.expect("a request");
+    assert!(system(&request).contains(DEFAULT_PROMPT), "{request:#}");
+    let tools = tool_names(&request);
+    assert!(tools.iter().any(|t| t == "Bash"), "{tools:?}");
+    assert_ne!(request["model"], "claude-haiku-4-5");
+
+    let (out, request) = p.run(&["--agent", "reviewer", "--output-format", "stream-json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let request = request.expect("a request");
+    let sys = system(&request);
+    assert!(sys.starts_with("You are the reviewer."), "{sys}");
+    assert!(!sys.contains(DEFAULT_PROMPT), "{sys}");
+    assert!(
+        sys.contains("Working directory:"),
+        "the environment follows: {sys}"
+    );
+    let mut tools = tool_names(&request);
+    tools.sort();
+    assert_eq!(tools, ["Grep", "Read"], "{request:#}");
+    assert_eq!(request["model"], "claude-haiku-4-5", "{request:#}");
+    // The init line reports the model and tools the conversation has.
+    let init: Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
+        .expect("init line");
+    assert_eq!(init["model"], "claude-haiku-4-5", "{init:#}");
+    assert_eq!(init["tools"], json!(["Read", "Grep"]), "{init:#}");
+
+    // An explicit --model wins over the agent's.
+    let (out, request) = p.run(&["--agent", "reviewer", "--model", "claude-opus-4-1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(request.expect("a request")["model"], "claude-opus-4-1");
+}
+
+#[test]
+fn an_unknown_agent_flag_is_an_error_naming_the_agents() {
+    let p = with_reviewer(json!({}));
+    let (out, request) = p.run(&["--agent", "nope"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("--agent nope: no agent named `nope`") && err.contains("reviewer"),
+        "{err}"
+    );
+    assert!(request.is_none(), "nothing is asked");
+    let (out, _) = p.run(&["--agent", "../reviewer"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn a_project_agent_setting_applies_and_the_flag_overrides_it() {
+    let p = with_reviewer(json!({"agent": "reviewer"}));
+    p.agent("writer", "", "You are the writer.");
+    let (out, request) = p.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let request = request.expect("a request");
+    assert!(
+        system(&request).starts_with("You are the reviewer."),
+        "{request:#}"
+    );
+    assert_eq!(request["model"], "claude-haiku-4-5");
+
+    let (out, request) = p.run(&["--agent", "writer"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let request = request.expect("a request");
+    assert!(
+        system(&request).starts_with("You are the writer."),
+        "{request:#}"
+    );
+    assert!(tool_names(&request).iter().any(|t| t == "Bash"));
+}
+
+#[test]
+fn an_agent_setting_naming_no_agent_is_a_warning_naming_the_file() {
+    let p = with_reviewer(json!({"agent": "ghost"}));
+    let (out, request) = p.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let file = p.dir.join(".claude/settings.json");
+    assert!(
+        err.contains(&format!(
+            "{}: `agent` setting ignored: no agent named `ghost`",
+            file.display()
+        )),
+        "{err}"
+    );
+    assert!(system(&request.expect("a request")).contains(DEFAULT_PROMPT));
+}
+
+#[test]
+fn a_plugins_agent_setting_runs_the_main_conversation_as_its_own_agent() {
+    let p = Project::new(json!({}));
+    let plugin = p.plugin(
+        "helpers",
+        Some(json!({"agent": "guide"})),
+        &[("guide", "You are the guide of the helpers plugin.")],
+    );
+    let plugin = plugin.display().to_string();
+    let (out, request) = p.run(&["--plugin-dir", &plugin]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let request = request.expect("a request");
+    assert!(
+        system(&request).starts_with("You are the guide of the helpers plugin."),
+        "{}\n{request:#}",
+        stderr(&out)
+    );
+
+    // The user's settings come first.
+    p.agent("mine", "", "You are mine.");
+    std::fs::write(
+        p.dir.join(".claude/settings.json"),
+        json!({"agent": "mine"}).to_string(),
+    )
+    .expect("settings");
+    let (out, request) = p.run(&["--plugin-dir", &plugin]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(system(&request.expect("a request")).starts_with("You are mine."));
+
+    // --agent names plugin agents by their namespaced name.
+    let (out, request) = p.run(&["--plugin-dir", &plugin, "--agent", "helpers:guide"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(system(&request.expect("a request")).starts_with("You are the guide"));
+}
+
+#[test]
+fn a_plugins_agent_setting_cannot_reach_a_path_or_another_plugins_agent() {
+    let p = Project::new(json!({}));
+    p.agent("local", "", "You are the project's own agent.");
+    let other = p.plugin(
+        "other",
+        None,
+        &[("spy", "You are the other plugin's agent.")],
+    );
+    for (n, value) in ["../local", "other:spy", "/etc/passwd", "local"]
+        .iter()
+        .enumerate()
+    {
+        let name = format!("sly{n}");
+        let sly = p.plugin(&name, Some(json!({"agent": value})), &[]);
+        let (out, request) = p.run(&[
+            "--plugin-dir",
+            &other.display().to_string(),
+            "--plugin-dir",
+            &sly.display().to_string(),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!(
+                "{}: `agent` setting ignored",
+                sly.join("settings.json").display()
+            )),
+            "{value}: {err}"
+        );
+        let sys = system(&request.expect("a request"));
+        assert!(sys.contains(DEFAULT_PROMPT), "{value}: {sys}");
+    }
+}
