@@ -342,3 +342,147 @@ fn a_plugins_agent_setting_cannot_reach_a_path_or_another_plugins_agent() {
         assert!(sys.contains(DEFAULT_PROMPT), "{value}: {sys}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Output styles: the `outputStyle` setting, plugins' styles as `plugin:name`, project styles,
+// `keep-coding-instructions` and `force-for-plugin`.
+
+const CODING: &str = "Prefer small, verifiable steps.";
+
+fn write_style(dir: &Path, name: &str, frontmatter: &str, body: &str) {
+    std::fs::create_dir_all(dir).expect("mkdir");
+    std::fs::write(
+        dir.join(format!("{name}.md")),
+        format!("---\ndescription: the {name} style\n{frontmatter}---\n{body}\n"),
+    )
+    .expect("style");
+}
+
+fn init_line(out: &Output) -> Value {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
+        .expect("init line")
+}
+
+#[test]
+fn the_output_style_setting_adds_a_plugins_style_to_the_system_prompt() {
+    let p = Project::new(json!({"outputStyle": "helpers:terse"}));
+    let plugin = p.plugin("helpers", None, &[]);
+    write_style(
+        &plugin.join("output-styles"),
+        "terse",
+        "",
+        "Answer in one short sentence.",
+    );
+    write_style(
+        &plugin.join("output-styles"),
+        "teacher",
+        "keep-coding-instructions: true\n",
+        "Explain each step.",
+    );
+    let dir = plugin.display().to_string();
+    let (out, request) = p.run(&["--plugin-dir", &dir, "--output-format", "stream-json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sys = system(&request.expect("a request"));
+    assert!(sys.contains("Answer in one short sentence."), "{sys}");
+    assert!(
+        !sys.contains(CODING),
+        "a custom style drops the coding instructions: {sys}"
+    );
+    assert_eq!(init_line(&out)["output_style"], "helpers:terse");
+
+    // `keep-coding-instructions: true` keeps them.
+    std::fs::write(
+        p.dir.join(".claude/settings.json"),
+        json!({"outputStyle": "helpers:teacher"}).to_string(),
+    )
+    .expect("settings");
+    let (out, request) = p.run(&["--plugin-dir", &dir]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sys = system(&request.expect("a request"));
+    assert!(
+        sys.contains("Explain each step.") && sys.contains(CODING),
+        "{sys}"
+    );
+
+    // Without the setting: the default prompt, reported as `default`.
+    std::fs::write(p.dir.join(".claude/settings.json"), "{}").expect("settings");
+    let (out, request) = p.run(&["--plugin-dir", &dir, "--output-format", "stream-json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sys = system(&request.expect("a request"));
+    assert!(
+        sys.contains(DEFAULT_PROMPT) && !sys.contains("Explain each step."),
+        "{sys}"
+    );
+    assert_eq!(init_line(&out)["output_style"], "default");
+}
+
+#[test]
+fn a_plugin_style_forced_for_its_plugin_applies_without_the_setting() {
+    let p = Project::new(json!({}));
+    let plugin = p.plugin("helpers", None, &[]);
+    write_style(
+        &plugin.join("output-styles"),
+        "house",
+        "force-for-plugin: true\n",
+        "Speak as the house style says.",
+    );
+    let dir = plugin.display().to_string();
+    let (out, request) = p.run(&["--plugin-dir", &dir, "--output-format", "stream-json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sys = system(&request.expect("a request"));
+    assert!(sys.contains("Speak as the house style says."), "{sys}");
+    assert_eq!(init_line(&out)["output_style"], "helpers:house");
+}
+
+#[test]
+fn a_project_style_is_offered_by_name_but_not_through_a_link_out_of_the_project() {
+    let p = Project::new(json!({"outputStyle": "brief"}));
+    write_style(
+        &p.dir.join(".claude/output-styles"),
+        "brief",
+        "",
+        "Be brief.",
+    );
+    let (out, request) = p.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(system(&request.expect("a request")).contains("Be brief."));
+
+    // A folder linked to elsewhere is not read: the setting names no style, and says so.
+    let outside = p.root.join("elsewhere");
+    write_style(&outside, "brief", "", "Read from outside the project.");
+    std::fs::remove_dir_all(p.dir.join(".claude/output-styles")).expect("rm");
+    std::os::unix::fs::symlink(&outside, p.dir.join(".claude/output-styles")).expect("link");
+    let (out, request) = p.run(&[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sys = system(&request.expect("a request"));
+    assert!(!sys.contains("Read from outside"), "{sys}");
+    assert!(sys.contains(DEFAULT_PROMPT), "{sys}");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{}: `outputStyle` setting ignored: no output style named `brief`",
+            p.dir.join(".claude/settings.json").display()
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_agent_keeps_its_prompt_under_an_output_style() {
+    let p = with_reviewer(json!({"outputStyle": "brief"}));
+    write_style(
+        &p.dir.join(".claude/output-styles"),
+        "brief",
+        "",
+        "Be brief.",
+    );
+    let (out, request) = p.run(&["--agent", "reviewer"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let sys = system(&request.expect("a request"));
+    assert!(
+        sys.starts_with("You are the reviewer.") && sys.contains("Be brief."),
+        "{sys}"
+    );
+}

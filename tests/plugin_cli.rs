@@ -1775,11 +1775,12 @@ fn parts_warden_does_not_act_on_are_named_once_at_install_and_in_details() {
         &plugin.join("output-styles/terse.md"),
         "# Terse\n\nShort answers.\n",
     );
+    write(&plugin.join("workflows/nightly.md"), "# Nightly\n");
     home.ok(&work, &["plugin", "marketplace", "add", "./mkt"]);
     let o = home.run(&work, &["plugin", "install", "hello@small"]);
     assert!(o.status.success(), "{}", show(&o));
     let err = stderr(&o);
-    let lines = ["outputStyles: not supported yet, the output styles will not be offered"];
+    let lines = ["workflows: not supported yet, the workflows will not be available"];
     for l in lines {
         assert_eq!(err.matches(l).count(), 1, "{l}: {}", show(&o));
         assert!(
@@ -1789,11 +1790,12 @@ fn parts_warden_does_not_act_on_are_named_once_at_install_and_in_details() {
             show(&o)
         );
     }
-    // Language servers and monitors run (see tests/lsp.rs, tests/monitors.rs): they are not
-    // among the parts left out.
+    // Language servers, monitors and output styles are used (see tests/lsp.rs,
+    // tests/monitors.rs, tests/main_prompt.rs): they are not among the parts left out.
     assert_eq!(err.matches("not supported yet").count(), 1, "{}", show(&o));
     assert!(!err.contains("lspServers"), "{}", show(&o));
     assert!(!err.contains("monitors"), "{}", show(&o));
+    assert!(!err.contains("outputStyles"), "{}", show(&o));
 
     let out = home.ok(&work, &["plugin", "details", "hello"]);
     assert!(
@@ -1814,7 +1816,7 @@ fn parts_warden_does_not_act_on_are_named_once_at_install_and_in_details() {
         .iter()
         .filter_map(|u| u["key"].as_str())
         .collect();
-    assert_eq!(keys, ["outputStyles"], "{v:#}");
+    assert_eq!(keys, ["workflows"], "{v:#}");
 
     // A plugin that uses none of them hears nothing about them.
     let o = home.run(&work, &["plugin", "uninstall", "hello"]);

@@ -63,6 +63,9 @@
 //!   As for subagents, its `permissionMode`, `mcpServers`, `hooks`, `skills`, `memory` and
 //!   `initialPrompt` are not applied: an agent a repository's settings select can narrow what
 //!   the session does, never loosen the user's permissions.
+//! - An output style ([`crate::output_style`]) adds its instructions to the main
+//!   conversation's system prompt, after the agent's prompt when it runs as one; subagents
+//!   never get it, as in Claude Code.
 
 pub mod ask;
 pub mod hook_model;
@@ -213,6 +216,8 @@ pub enum LoopEvent {
         session_id: String,
         /// The model.
         model: String,
+        /// The output style's name (`default` when none).
+        output_style: String,
         /// The driver (`scripted`, `anthropic`, `openai`).
         driver: String,
         /// The transcript.
@@ -396,6 +401,10 @@ struct Core {
     requests: Mutex<(u32, std::time::Duration)>,
     /// The agent the main conversation runs as (see [`Conversation::set_main_agent`]).
     main_agent: Option<warden_instructions::Agent>,
+    /// The output style of the main conversation (`None`: `default`).
+    output_style: Option<crate::output_style::OutputStyle>,
+    /// Problems choosing it, reported when the conversation starts.
+    style_warnings: Vec<String>,
 }
 
 /// What a call needs of the frame (main conversation or subagent) it runs in.
@@ -446,6 +455,7 @@ impl Conversation {
             .clone()
             .unwrap_or_else(|| driver.default_model().to_string());
         let context = Arc::new(Mutex::new(crate::instructions::load_context(&session, &[])));
+        let (output_style, style_warnings) = crate::output_style::select(&session);
         session.set_model_hook_runner(Arc::new(hook_model::DriverHookRunner::new(
             driver.clone(),
             &session,
@@ -465,6 +475,8 @@ impl Conversation {
                 prompt_id: Mutex::new(None),
                 requests: Mutex::new((0, std::time::Duration::ZERO)),
                 main_agent: None,
+                output_style,
+                style_warnings,
             },
             messages: Vec::new(),
             pending: Vec::new(),
@@ -625,6 +637,14 @@ impl Conversation {
         self.core.main_agent.as_ref()
     }
 
+    /// The name of the output style the main conversation uses (`default` when none).
+    pub fn output_style(&self) -> &str {
+        self.core
+            .output_style
+            .as_ref()
+            .map_or(crate::output_style::DEFAULT, |s| s.name.as_str())
+    }
+
     /// Starts the session: the tools are gathered (MCP servers connect), `InstructionsLoaded`
     /// fires for every memory file and rule loaded, then `SessionStart`, whose context joins
     /// the first prompt. Called by the first [`Conversation::send`] if not before.
@@ -637,6 +657,7 @@ impl Conversation {
         let mut warnings = self.core.session.monitors().start_always();
         warnings.extend(self.gather_tools().await);
         let core = &mut self.core;
+        warnings.append(&mut core.style_warnings);
         let memory = match core.context.lock() {
             Ok(ctx) => {
                 warnings.extend(ctx.warnings.iter().map(|w| w.located().to_string()));
@@ -653,6 +674,11 @@ impl Conversation {
             driver: core.driver.name().to_string(),
             transcript_path: core.transcript.path().display().to_string(),
             tools: core.tools.iter().map(|t| t.name.clone()).collect(),
+            output_style: core
+                .output_style
+                .as_ref()
+                .map_or(crate::output_style::DEFAULT, |s| s.name.as_str())
+                .to_string(),
         });
 
         for f in &memory {
@@ -993,12 +1019,14 @@ impl Core {
         }
     }
 
-    /// The main conversation's system prompt: the agent's it runs as, else the default.
+    /// The main conversation's system prompt: the agent's it runs as, else the default,
+    /// with the output style (see [`prompt::main_prompt`]).
     fn main_system_prompt(&self) -> String {
-        match &self.main_agent {
-            Some(agent) => prompt::subagent_prompt(&self.session, agent),
-            None => prompt::system_prompt(&self.session),
-        }
+        prompt::main_prompt(
+            &self.session,
+            self.main_agent.as_ref(),
+            self.output_style.as_ref(),
+        )
     }
 
     fn requests(&self) -> (u32, std::time::Duration) {

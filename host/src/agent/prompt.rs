@@ -22,14 +22,40 @@ pub fn reminder(text: &str) -> String {
     format!("<system-reminder>\n{}\n</system-reminder>", text.trim_end())
 }
 
+/// The default system prompt's opening: who the agent is, with its coding instructions.
+const CODING: &str = "You are an agent working in a software project, run by Warden. Use the \
+tools to read, change and run things; every call is checked against the user's permission rules \
+and plugin hooks, and a refused call tells you why. Prefer small, verifiable steps.";
+
+/// The opening of an output style's prompt without `keep-coding-instructions`: who the agent
+/// is and how its calls are checked, without the coding instructions.
+const IDENTITY: &str = "You are an agent run by Warden. Every tool call is checked against the \
+user's permission rules and plugin hooks, and a refused call tells you why.";
+
 /// The system prompt of the main conversation.
 pub fn system_prompt(session: &Session) -> String {
-    format!(
-        "You are an agent working in a software project, run by Warden. Use the tools to read, \
-         change and run things; every call is checked against the user's permission rules and \
-         plugin hooks, and a refused call tells you why. Prefer small, verifiable steps.\n\n{}",
-        environment(session)
-    )
+    format!("{CODING}\n\n{}", environment(session))
+}
+
+/// The main conversation's system prompt: the agent's prompt when it runs as one (in place of
+/// the default), else the default opening (without its coding instructions under an output
+/// style, unless the style keeps them); then the output style's instructions, then the
+/// environment.
+pub fn main_prompt(
+    session: &Session,
+    agent: Option<&Agent>,
+    style: Option<&crate::output_style::OutputStyle>,
+) -> String {
+    let mut out = match (agent, style) {
+        (Some(a), _) => a.prompt.trim_end().to_string(),
+        (None, Some(s)) if !s.keep_coding_instructions => IDENTITY.to_string(),
+        (None, _) => CODING.to_string(),
+    };
+    if let Some(s) = style.filter(|s| !s.body.is_empty()) {
+        let _ = write!(out, "\n\n# Output style: {}\n\n{}", s.name, s.body);
+    }
+    let _ = write!(out, "\n\n{}", environment(session));
+    out
 }
 
 /// The system prompt of a subagent: its own prompt, then the environment.

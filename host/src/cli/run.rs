@@ -555,7 +555,12 @@ impl ClaudeOutput {
 impl Observer for ClaudeOutput {
     fn event(&self, event: &LoopEvent) {
         match event {
-            LoopEvent::SessionStarted { model, tools, .. } => {
+            LoopEvent::SessionStarted {
+                model,
+                tools,
+                output_style,
+                ..
+            } => {
                 if let Ok(mut s) = self.state.lock() {
                     s.model.clone_from(model);
                 }
@@ -568,7 +573,7 @@ impl Observer for ClaudeOutput {
                     "model": model,
                     "permissionMode": self.permission_mode,
                     "apiKeySource": "none",
-                    "output_style": "default",
+                    "output_style": output_style,
                 }));
             }
             LoopEvent::ToolCall {
@@ -734,6 +739,7 @@ impl Observer for Readable {
                 driver,
                 transcript_path,
                 tools,
+                ..
             } => writeln!(
                 out,
                 "warden · session {} · {driver} ({model}) · {} tools\n  transcript {transcript_path}",

@@ -16,7 +16,7 @@ use crate::loader::{LoadedPlugin, MANIFEST_FILE};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UnsupportedPart {
-    /// The key of `plugin.json` (or default folder) it is declared by: `outputStyles`, `workflows`, …
+    /// The key of `plugin.json` (or default folder) it is declared by: `workflows`, `channels`, …
     pub key: &'static str,
     /// Where it is declared: the file or folder that holds it.
     pub file: PathBuf,
@@ -49,12 +49,6 @@ pub fn unsupported(p: &LoadedPlugin) -> Vec<UnsupportedPart> {
             });
         }
     };
-    add(
-        !p.components.output_styles.is_empty(),
-        "outputStyles",
-        at("output-styles"),
-        "the output styles will not be offered",
-    );
     add(
         !p.components.workflows.is_empty(),
         "workflows",
