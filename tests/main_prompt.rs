@@ -486,3 +486,31 @@ fn an_agent_keeps_its_prompt_under_an_output_style() {
         "{sys}"
     );
 }
+
+#[test]
+fn the_status_line_is_told_the_output_style() {
+    let p = Project::new(json!({
+        "outputStyle": "brief",
+        "statusLine": {"type": "command", "command":
+            r#"read -r input; printf '%s' "$input" | sed -n 's/.*"output_style":{"name":"\([^"]*\)"}.*/style \1/p'"#},
+    }));
+    write_style(
+        &p.dir.join(".claude/output-styles"),
+        "brief",
+        "",
+        "Be brief.",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_warden"))
+        .args(["context", "--json", "--no-hooks"])
+        .current_dir(&p.dir)
+        .env("WARDEN_HOME", p.root.join("home"))
+        .env("HOME", &p.root)
+        .env("WARDEN_MANAGED_SETTINGS_DIR", "")
+        .env("WARDEN_NO_CLAUDE_CONFIG", "1")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("context");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(v["statusLines"][0]["output"], "style brief", "{v:#}");
+}

@@ -173,8 +173,9 @@ pub struct StatusWorkspace {
 /// `output_style`.
 #[derive(Debug, Clone, Serialize)]
 pub struct StatusOutputStyle {
-    /// Its name (`default`: Warden offers no other).
-    pub name: &'static str,
+    /// Its name (`default`, or the style the `outputStyle` setting or a plugin chose: see
+    /// [`crate::output_style`]).
+    pub name: String,
 }
 
 /// `cost`.
@@ -227,7 +228,11 @@ impl StatusInput {
                 project_dir: cwd,
             },
             version: CLAUDE_CODE_VERSION,
-            output_style: StatusOutputStyle { name: "default" },
+            output_style: StatusOutputStyle {
+                name: crate::output_style::select(session)
+                    .0
+                    .map_or_else(|| crate::output_style::DEFAULT.to_string(), |s| s.name),
+            },
             cost: StatusCost::default(),
             context_window: StatusContextWindow {
                 context_window_size: 200_000,
