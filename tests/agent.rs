@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
+#[path = "support/messages_api.rs"]
+mod messages_api;
+
 use serde_json::{Value, json};
 use warden::agent::model::ScriptedDriver;
 use warden::agent::{Conversation, ConversationOptions, LoopEvent, Recorder, TurnEnd};
@@ -833,47 +836,7 @@ turns:
     assert_eq!(p.log("pre").len(), 1);
 }
 
-/// A Messages API on 127.0.0.1 that answers each request with the next canned SSE body (or an
-/// error status), and keeps the requests.
-fn fake_messages_api(replies: Vec<(u16, String)>) -> (String, std::sync::mpsc::Receiver<Value>) {
-    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for (status, body) in replies {
-            let Ok((stream, _)) = listener.accept() else {
-                return;
-            };
-            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut request = vec![0; length];
-            reader.read_exact(&mut request).expect("body");
-            let _ = tx.send(serde_json::from_slice::<Value>(&request).unwrap_or(Value::Null));
-            let kind = if status == 200 {
-                "text/event-stream"
-            } else {
-                "application/json"
-            };
-            let mut out = stream;
-            let _ = write!(
-                out,
-                "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (url, rx)
-}
+use messages_api::serve_responses as fake_messages_api;
 
 fn sse(events: &[Value]) -> String {
     events

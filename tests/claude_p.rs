@@ -6,6 +6,9 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+#[path = "support/messages_api.rs"]
+mod messages_api;
+
 use serde_json::{Value, json};
 
 struct Project {
@@ -581,84 +584,7 @@ fn read_answers_in_claude_codes_shape_to_the_model_and_to_hooks() {
 // ---------------------------------------------------------------------------------------------
 // A fake Messages API on loopback, for runs against `ANTHROPIC_BASE_URL`.
 
-/// A Messages API on 127.0.0.1 that answers each request with the next canned SSE body, and
-/// keeps the requests.
-fn fake_messages_api(replies: Vec<String>) -> (String, std::sync::mpsc::Receiver<Value>) {
-    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for body in replies {
-            let Ok((stream, _)) = listener.accept() else {
-                return;
-            };
-            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-            let mut length = 0usize;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                    length = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut request = vec![0; length];
-            reader.read_exact(&mut request).expect("body");
-            let _ = tx.send(serde_json::from_slice::<Value>(&request).unwrap_or(Value::Null));
-            let mut out = stream;
-            let _ = write!(
-                out,
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (url, rx)
-}
-
-/// One scripted turn (`{text}` and/or `{tool_use: [{id, name, input}]}`) as the SSE events
-/// of a streamed Messages API answer.
-fn sse_turn(turn: &Value, n: usize) -> String {
-    let mut events = vec![
-        json!({"type": "message_start", "message": {"id": format!("msg_{n}"),
-        "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
-        "usage": {"input_tokens": 10, "output_tokens": 0}}}),
-    ];
-    let mut index = 0;
-    if let Some(text) = turn["text"].as_str() {
-        events.push(json!({"type": "content_block_start", "index": index,
-            "content_block": {"type": "text", "text": ""}}));
-        events.push(json!({"type": "content_block_delta", "index": index,
-            "delta": {"type": "text_delta", "text": text}}));
-        events.push(json!({"type": "content_block_stop", "index": index}));
-        index += 1;
-    }
-    let calls = turn["tool_use"].as_array().cloned().unwrap_or_default();
-    for call in &calls {
-        events.push(json!({"type": "content_block_start", "index": index,
-            "content_block": {"type": "tool_use", "id": call["id"], "name": call["name"], "input": {}}}));
-        events.push(json!({"type": "content_block_delta", "index": index,
-            "delta": {"type": "input_json_delta", "partial_json": call["input"].to_string()}}));
-        events.push(json!({"type": "content_block_stop", "index": index}));
-        index += 1;
-    }
-    let stop = if calls.is_empty() {
-        "end_turn"
-    } else {
-        "tool_use"
-    };
-    events.push(
-        json!({"type": "message_delta", "delta": {"stop_reason": stop},
-        "usage": {"output_tokens": 5}}),
-    );
-    events.push(json!({"type": "message_stop"}));
-    events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
-        .collect()
-}
+use messages_api::{serve_bodies as fake_messages_api, sse_turn};
 
 fn text_turns(texts: &[&str]) -> Vec<String> {
     texts

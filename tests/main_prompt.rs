@@ -9,6 +9,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "support/messages_api.rs"]
+mod messages_api;
+
 use serde_json::{Value, json};
 
 const DEFAULT_PROMPT: &str = "You are an agent working in a software project, run by Warden";
@@ -117,53 +120,7 @@ fn tool_names(request: &Value) -> Vec<String> {
 
 /// A Messages API on 127.0.0.1 that answers one request with `done` and keeps the request.
 fn fake_messages_api() -> (String, std::sync::mpsc::Receiver<Value>) {
-    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("addr"));
-    let (tx, rx) = std::sync::mpsc::channel();
-    let events = [
-        json!({"type": "message_start", "message": {"id": "msg_0", "type": "message",
-            "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
-            "usage": {"input_tokens": 10, "output_tokens": 0}}}),
-        json!({"type": "content_block_start", "index": 0,
-            "content_block": {"type": "text", "text": ""}}),
-        json!({"type": "content_block_delta", "index": 0,
-            "delta": {"type": "text_delta", "text": "done"}}),
-        json!({"type": "content_block_stop", "index": 0}),
-        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-            "usage": {"output_tokens": 5}}),
-        json!({"type": "message_stop"}),
-    ];
-    let body: String = events
-        .iter()
-        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap_or("")))
-        .collect();
-    std::thread::spawn(move || {
-        let Ok((stream, _)) = listener.accept() else {
-            return;
-        };
-        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-        let mut length = 0usize;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                break;
-            }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut request = vec![0; length];
-        reader.read_exact(&mut request).expect("body");
-        let _ = tx.send(serde_json::from_slice::<Value>(&request).unwrap_or(Value::Null));
-        let mut out = stream;
-        let _ = write!(
-            out,
-            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-    });
-    (url, rx)
+    messages_api::serve(&[json!({"text": "done"})])
 }
 
 /// A project with a read-only `reviewer` agent on its own model.

@@ -1,5 +1,6 @@
 //! A fake Anthropic Messages API for `warden run`: it answers each request with the next
-//! scripted turn as a streamed (SSE) answer and hands every request body to the test.
+//! scripted turn as a streamed (SSE) answer and hands every request body to the test. Shared by
+//! the test binaries that run `warden run` against `ANTHROPIC_BASE_URL`.
 
 #![allow(dead_code)]
 
@@ -11,16 +12,28 @@ use serde_json::{Value, json};
 /// Serves `turns` (each `{text}` and/or `{tool_use: [{id, name, input}]}`), one per request,
 /// on a local port. Returns its base URL and the requests' bodies as they come.
 pub fn serve(turns: &[Value]) -> (String, Receiver<Value>) {
-    let replies: Vec<String> = turns
-        .iter()
-        .enumerate()
-        .map(|(n, t)| sse_turn(t, n))
-        .collect();
+    serve_bodies(
+        turns
+            .iter()
+            .enumerate()
+            .map(|(n, t)| sse_turn(t, n))
+            .collect(),
+    )
+}
+
+/// Serves each SSE body as a `200` answer, one per request.
+pub fn serve_bodies(bodies: Vec<String>) -> (String, Receiver<Value>) {
+    serve_responses(bodies.into_iter().map(|b| (200, b)).collect())
+}
+
+/// Serves each `(status, body)`, one per request: a `200` body as an event stream, any
+/// other as a JSON error.
+pub fn serve_responses(replies: Vec<(u16, String)>) -> (String, Receiver<Value>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        for body in replies {
+        for (status, body) in replies {
             let Ok((stream, _)) = listener.accept() else {
                 return;
             };
@@ -43,10 +56,15 @@ pub fn serve(turns: &[Value]) -> (String, Receiver<Value>) {
                 return;
             }
             let _ = tx.send(serde_json::from_slice::<Value>(&request).unwrap_or(Value::Null));
+            let kind = if status == 200 {
+                "text/event-stream"
+            } else {
+                "application/json"
+            };
             let mut out = stream;
             let _ = write!(
                 out,
-                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                "HTTP/1.1 {status} X\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
                 body.len()
             );
         }
