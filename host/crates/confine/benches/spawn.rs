@@ -56,6 +56,22 @@ mod linux {
                 assert!(st.success());
             })
         });
+        // As the `exec` capability and command hooks start programs: `Confinement::spawn`,
+        // no supervisor, the command process 1 of its own PID namespace.
+        g.bench_function("spawned_default_project", |b| {
+            b.iter(|| {
+                let mut p = warden_confine::Program::new("/bin/true");
+                p.current_dir(&project)
+                    .env("PATH", "/usr/bin:/bin")
+                    .stdin(warden_confine::Stdio::Null)
+                    .stdout(warden_confine::Stdio::Null)
+                    .stderr(warden_confine::Stdio::Null);
+                let (mut child, guard) = whole.spawn(&p).expect("spawn");
+                let st = child.wait().expect("wait");
+                guard.finish().expect("finish");
+                assert!(st.success());
+            })
+        });
         let carved = Confinement::for_project(&project, Some(&home)).hide_with_mounts(false);
         g.bench_function("confined_default_project_carved", |b| {
             b.iter(|| {

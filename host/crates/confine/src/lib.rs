@@ -351,6 +351,7 @@ impl Confinement {
             projects: &self.projects,
             writable: &writable,
             mounts,
+            memo: Default::default(),
         }
         .prepare()?;
         let mut protected = without_bound(&self.protected, &prepared.targets, mounts);

@@ -181,19 +181,32 @@ pub(crate) struct Request<'a> {
     pub writable: &'a [PathBuf],
     /// Whether the command process gets a private mount namespace.
     pub mounts: bool,
+    /// Paths resolved during this preparation: the read-only paths share a few parents (the
+    /// home for every shell start-up file, the project for its protected entries), each
+    /// resolved once.
+    pub memo: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
 }
 
 fn resolve(p: &Path) -> Option<PathBuf> {
     crate::realpath::canonicalize(p).ok()
 }
 
-/// Where `p` would be with its parent's symlinks resolved (it need not exist).
-fn resolve_parent(p: &Path) -> Option<PathBuf> {
-    let (parent, name) = (p.parent()?, p.file_name()?);
-    Some(resolve(parent)?.join(name))
-}
-
 impl Request<'_> {
+    fn resolve(&self, p: &Path) -> Option<PathBuf> {
+        if let Some(r) = self.memo.borrow().get(p) {
+            return r.clone();
+        }
+        let r = resolve(p);
+        self.memo.borrow_mut().insert(p.to_path_buf(), r.clone());
+        r
+    }
+
+    /// Where `p` would be with its parent's symlinks resolved (it need not exist).
+    fn resolve_parent(&self, p: &Path) -> Option<PathBuf> {
+        let (parent, name) = (p.parent()?, p.file_name()?);
+        Some(self.resolve(parent)?.join(name))
+    }
+
     fn in_writable(&self, p: &Path) -> bool {
         self.writable.iter().any(|w| p.starts_with(w))
     }
@@ -206,7 +219,7 @@ impl Request<'_> {
         let mut roots: Vec<PathBuf> = self
             .projects
             .iter()
-            .filter_map(|p| resolve(p))
+            .filter_map(|p| self.resolve(p))
             .filter(|p| self.in_writable(p))
             .collect();
         roots.sort();
@@ -271,7 +284,7 @@ impl Request<'_> {
         if !p.is_absolute() {
             return Err(ConfineError::Relative(p.to_path_buf()));
         }
-        let Some(lexical) = resolve_parent(p) else {
+        let Some(lexical) = self.resolve_parent(p) else {
             return Ok(());
         };
         let pattern = crate::policy::is_pattern(p);
@@ -280,7 +293,7 @@ impl Request<'_> {
             out.protect.push((p.to_path_buf(), Depth::Whole));
         }
         for e in expand(p) {
-            let Some(parent_resolved) = resolve_parent(&e) else {
+            let Some(parent_resolved) = self.resolve_parent(&e) else {
                 continue;
             };
             let meta = std::fs::symlink_metadata(&e);
@@ -290,7 +303,7 @@ impl Request<'_> {
                     out.protect.push((e.clone(), Depth::Entry));
                 }
             }
-            let Some(real) = resolve(&e) else {
+            let Some(real) = self.resolve(&e) else {
                 if !pattern && self.in_writable(&parent_resolved) {
                     out.protect.push((e.clone(), Depth::Whole));
                 }
