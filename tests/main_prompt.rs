@@ -62,7 +62,14 @@ impl Project {
     /// `warden run -p hi` against a fake Messages API answering `done`: its output and the
     /// request the model received.
     fn run(&self, args: &[&str]) -> (Output, Option<Value>) {
-        let (url, requests) = fake_messages_api();
+        let (out, requests) = self.run_turns(&[json!({"text": "done"})], args);
+        (out, requests.into_iter().next())
+    }
+
+    /// `warden run -p hi` against a fake Messages API answering `turns` in order: its output
+    /// and every request the models (main and subagents) received.
+    fn run_turns(&self, turns: &[Value], args: &[&str]) -> (Output, Vec<Value>) {
+        let (url, requests) = messages_api::serve(turns);
         let out = Command::new(env!("CARGO_BIN_EXE_warden"))
             .args(["run", "-p", "hi"])
             .args(args)
@@ -78,7 +85,7 @@ impl Project {
             .stdin(std::process::Stdio::null())
             .output()
             .expect("run warden");
-        (out, requests.try_recv().ok())
+        (out, requests.try_iter().collect())
     }
 }
 
@@ -116,11 +123,6 @@ fn tool_names(request: &Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
-}
-
-/// A Messages API on 127.0.0.1 that answers one request with `done` and keeps the request.
-fn fake_messages_api() -> (String, std::sync::mpsc::Receiver<Value>) {
-    messages_api::serve(&[json!({"text": "done"})])
 }
 
 /// A project with a read-only `reviewer` agent on its own model.
@@ -173,6 +175,88 @@ fn the_agent_flag_gives_the_main_conversation_the_agents_prompt_tools_and_model(
     let (out, request) = p.run(&["--agent", "reviewer", "--model", "claude-opus-4-1"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(request.expect("a request")["model"], "claude-opus-4-1");
+}
+
+/// The text of the tool results a request carries back to the model.
+fn tool_results(request: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in request["messages"].as_array().into_iter().flatten() {
+        for b in m["content"].as_array().into_iter().flatten() {
+            if b["type"] == "tool_result" {
+                out.push(match &b["content"] {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Run as an agent whose `tools` lists `Agent(worker)`, the main conversation starts the
+/// `worker` subagent and no other, as Claude Code's `--agent` does.
+#[test]
+fn an_agent_run_as_the_main_conversation_starts_only_the_subagents_it_lists() {
+    let p = Project::new(json!({}));
+    p.agent("lead", "tools: Read, Agent(worker)\n", "You are the lead.");
+    p.agent("worker", "", "You are the worker.");
+    p.agent("other", "", "You are the other one.");
+    let call = |ty: &str| {
+        json!({"tool_use": [{"id": "toolu_1", "name": "Agent",
+            "input": {"subagent_type": ty, "prompt": "look", "description": "a look"}}]})
+    };
+
+    let (out, requests) = p.run_turns(
+        &[call("other"), json!({"text": "done"})],
+        &["--agent", "lead"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(requests.len(), 2, "{requests:#?}");
+    assert!(tool_names(&requests[0]).iter().any(|t| t == "Agent"));
+    let results = tool_results(&requests[1]);
+    assert!(
+        results.iter().any(
+            |r| r.contains("Agent type 'other' is not one this agent may start")
+                && r.contains("worker")
+        ),
+        "{results:?}"
+    );
+    assert!(
+        !requests
+            .iter()
+            .any(|r| system(r).contains("You are the other one.")),
+        "the other agent never ran"
+    );
+
+    // The listed one runs: its own request comes between the main conversation's two.
+    let (out, requests) = p.run_turns(
+        &[
+            call("worker"),
+            json!({"text": "found it"}),
+            json!({"text": "done"}),
+        ],
+        &["--agent", "lead"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    assert!(
+        system(&requests[1]).contains("You are the worker."),
+        "{:#}",
+        requests[1]
+    );
+
+    // Without --agent the main conversation may start any of them.
+    let (out, requests) = p.run_turns(
+        &[
+            call("other"),
+            json!({"text": "seen"}),
+            json!({"text": "done"}),
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    assert!(system(&requests[1]).contains("You are the other one."));
 }
 
 #[test]

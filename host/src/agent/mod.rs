@@ -1658,6 +1658,17 @@ impl Core {
     ) -> Result<ToolCallOutcome, String> {
         let s = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or_default();
         let (ty, task, description) = (s("subagent_type"), s("prompt"), s("description"));
+        // The main conversation run as an agent starts only the subagents its `tools` lists
+        // in `Agent(a, b)`, as Claude Code's `--agent` does.
+        if parent.agent.is_none()
+            && let Some(allowed) = self.main_agent.as_ref().and_then(prompt::spawnable)
+            && !allowed.iter().any(|a| a == ty)
+        {
+            return Ok(ToolCallOutcome::Failed(format!(
+                "Agent type '{ty}' is not one this agent may start. Allowed: {}",
+                allowed.join(", ")
+            )));
+        }
         let agent = match self.context.lock() {
             Ok(ctx) => match ctx.agents.iter().find(|a| a.name == ty) {
                 Some(a) => a.clone(),

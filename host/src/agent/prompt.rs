@@ -214,6 +214,30 @@ pub fn agent_allows(agent: &Agent, name: &str) -> bool {
     }
 }
 
+/// The subagents an agent run as the main conversation may start, as Claude Code reads an
+/// `Agent(a, b)` (or `Task(a, b)`) entry of its `tools`: those names only. `None` when no
+/// entry lists names (any subagent, as far as `tools` goes).
+pub fn spawnable(agent: &Agent) -> Option<Vec<String>> {
+    let mut names: Option<Vec<String>> = None;
+    for t in agent.tools.iter().flatten() {
+        let t = t.trim();
+        let inner = t
+            .strip_prefix("Agent(")
+            .or_else(|| t.strip_prefix("Task("))
+            .and_then(|r| r.strip_suffix(')'));
+        if let Some(inner) = inner {
+            names.get_or_insert_with(Vec::new).extend(
+                inner
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string),
+            );
+        }
+    }
+    names
+}
+
 /// What the model is asked for when the conversation is compacted.
 pub const COMPACT_INSTRUCTIONS: &str = "Your task is to create a detailed summary of the \
 conversation so far, to continue the work from it without the messages: the user's requests \
