@@ -340,6 +340,8 @@ impl Confinement {
         let abi = ABI::from(i32::try_from(s.landlock_abi).unwrap_or(i32::MAX));
 
         let mounts = self.hide_with_mounts && hide::available();
+        // Each path resolved once while the call is prepared (see `realpath::Memo`).
+        let _memo = realpath::Memo::start();
         let writable: Vec<PathBuf> = self
             .paths
             .iter()
@@ -351,7 +353,6 @@ impl Confinement {
             projects: &self.projects,
             writable: &writable,
             mounts,
-            memo: Default::default(),
         }
         .prepare()?;
         let mut protected = without_bound(&self.protected, &prepared.targets, mounts);

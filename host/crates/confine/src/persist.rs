@@ -181,10 +181,6 @@ pub(crate) struct Request<'a> {
     pub writable: &'a [PathBuf],
     /// Whether the command process gets a private mount namespace.
     pub mounts: bool,
-    /// Paths resolved during this preparation: the read-only paths share a few parents (the
-    /// home for every shell start-up file, the project for its protected entries), each
-    /// resolved once.
-    pub memo: std::cell::RefCell<std::collections::HashMap<PathBuf, Option<PathBuf>>>,
 }
 
 fn resolve(p: &Path) -> Option<PathBuf> {
@@ -193,12 +189,7 @@ fn resolve(p: &Path) -> Option<PathBuf> {
 
 impl Request<'_> {
     fn resolve(&self, p: &Path) -> Option<PathBuf> {
-        if let Some(r) = self.memo.borrow().get(p) {
-            return r.clone();
-        }
-        let r = resolve(p);
-        self.memo.borrow_mut().insert(p.to_path_buf(), r.clone());
-        r
+        resolve(p)
     }
 
     /// Where `p` would be with its parent's symlinks resolved (it need not exist).
