@@ -204,10 +204,8 @@ impl Request<'_> {
 
     pub(crate) fn prepare(&self) -> Result<Prepared, ConfineError> {
         let mut out = Prepared::default();
-        let mut presence =
-            crate::realpath::Presence::of(self.read_only.iter().map(|(p, _)| p.as_path()));
         for (p, carve) in self.read_only {
-            self.read_only_path(p, *carve, &mut presence, &mut out)?;
+            self.read_only_path(p, *carve, &mut out)?;
         }
         let mut roots: Vec<PathBuf> = self
             .projects
@@ -236,7 +234,7 @@ impl Request<'_> {
                 out.after.git_files.insert(f.clone());
             }
             for sp in &found.site_packages {
-                self.read_only_path(&sp.join("*.pth"), false, &mut presence, &mut out)?;
+                self.read_only_path(&sp.join("*.pth"), false, &mut out)?;
             }
         }
         out.after.roots = roots;
@@ -272,7 +270,6 @@ impl Request<'_> {
         &self,
         p: &Path,
         carve: bool,
-        presence: &mut crate::realpath::Presence,
         out: &mut Prepared,
     ) -> Result<(), ConfineError> {
         if !p.is_absolute() {
@@ -290,18 +287,14 @@ impl Request<'_> {
             let Some(parent_resolved) = self.resolve_parent(&e) else {
                 continue;
             };
-            // Most named paths (shell start-up files) do not exist: the parent's listing says so.
-            let absent = presence.absent(&e);
-            let link =
-                !absent && std::fs::symlink_metadata(&e).is_ok_and(|m| m.file_type().is_symlink());
-            if link && !pattern {
+            let meta = std::fs::symlink_metadata(&e);
+            if meta.as_ref().is_ok_and(|m| m.file_type().is_symlink()) && !pattern {
                 // The link itself must stay; what it points to is protected where it is.
                 if self.in_writable(&parent_resolved) {
                     out.protect.push((e.clone(), Depth::Entry));
                 }
             }
-            let real = if absent { None } else { self.resolve(&e) };
-            let Some(real) = real else {
+            let Some(real) = self.resolve(&e) else {
                 if !pattern && self.in_writable(&parent_resolved) {
                     out.protect.push((e.clone(), Depth::Whole));
                 }

@@ -310,12 +310,8 @@ pub(crate) fn build(paths: &[(PathBuf, Level)], x: &Extras<'_>) -> Result<Built,
 
     // Expand patterns, resolve symlinks; when one path is named twice, the stricter wins.
     let mut all: Vec<(PathBuf, Level)> = Vec::new();
-    let mut presence = crate::realpath::Presence::of(paths.iter().map(|(p, _)| p.as_path()));
     for (p, level) in paths {
         for e in expand(p) {
-            if presence.absent(&e) {
-                continue;
-            }
             if let Some(r) = resolve(&e)? {
                 if *level == Level::Deny && owned_by_another_and_closed(&r) {
                     continue;

@@ -7,8 +7,8 @@
 //! missing path fails at the first lookup.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
-use std::ffi::{CString, OsString};
+use std::collections::HashMap;
+use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
@@ -81,64 +81,6 @@ fn resolve_now(path: &Path) -> io::Result<PathBuf> {
     }
 }
 
-/// Fewest paths sharing a parent for the parent to be listed rather than each path opened.
-const LIST_FROM: usize = 4;
-
-/// Which of many paths sharing a parent exist, told by one listing of the parent: the home
-/// directory alone is named by some fifty toolchain, start-up and secret paths, most of which
-/// do not exist, and one `getdents` costs less than fifty failed `open`s. Made fresh for each
-/// call, so nothing is remembered from one call to the next.
-#[derive(Debug, Default)]
-pub(crate) struct Presence {
-    shared: HashMap<PathBuf, usize>,
-    listings: HashMap<PathBuf, Option<HashSet<OsString>>>,
-}
-
-impl Presence {
-    /// For `paths` (their parents are counted; only parents named often are listed).
-    pub(crate) fn of<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Presence {
-        let mut shared: HashMap<PathBuf, usize> = HashMap::new();
-        for p in paths {
-            if let Some(parent) = p.parent() {
-                *shared.entry(parent.to_path_buf()).or_default() += 1;
-            }
-        }
-        Presence {
-            shared,
-            listings: HashMap::new(),
-        }
-    }
-
-    /// Whether `p` is certainly missing: its parent, listed, has no entry of its name, in any
-    /// case (a case-folding directory opens `.ENV` as `.env`). `false` when that is not known:
-    /// the parent is named by few paths or cannot be listed, or the name is not ASCII (its
-    /// folding is the file system's).
-    pub(crate) fn absent(&mut self, p: &Path) -> bool {
-        let (Some(parent), Some(name)) = (p.parent(), p.file_name()) else {
-            return false;
-        };
-        let Some(name) = name.to_str().filter(|n| n.is_ascii()) else {
-            return false;
-        };
-        if self.shared.get(parent).copied().unwrap_or(0) < LIST_FROM {
-            return false;
-        }
-        let names = self
-            .listings
-            .entry(parent.to_path_buf())
-            .or_insert_with(|| {
-                std::fs::read_dir(parent)
-                    .ok()?
-                    .map(|e| e.map(|e| e.file_name().to_ascii_lowercase()))
-                    .collect::<Result<HashSet<OsString>, _>>()
-                    .ok()
-            });
-        names
-            .as_ref()
-            .is_some_and(|n| !n.contains(std::ffi::OsStr::new(&name.to_ascii_lowercase())))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,44 +109,6 @@ mod tests {
         }
         // Gone with the memo.
         assert!(canonicalize(&link).is_err());
-    }
-
-    #[test]
-    fn presence_is_told_by_one_listing_of_a_shared_parent() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        std::fs::write(root.join("here"), "x").unwrap();
-        std::fs::create_dir(root.join("sub")).unwrap();
-        std::os::unix::fs::symlink("missing", root.join("dangling")).unwrap();
-        let names = [
-            "here",
-            "sub",
-            "dangling",
-            "gone",
-            "also-gone",
-            "HERE",
-            "h\u{e9}re",
-        ];
-        let paths: Vec<PathBuf> = names.iter().map(|n| root.join(n)).collect();
-        let mut p = Presence::of(paths.iter().map(PathBuf::as_path));
-        let absent: Vec<&str> = names
-            .iter()
-            .zip(&paths)
-            .filter(|(_, q)| p.absent(q))
-            .map(|(n, _)| *n)
-            .collect();
-        // An entry that exists (even a dangling link) is never called absent, nor one of the
-        // same name in another case, nor a name whose folding is not ASCII's.
-        assert_eq!(absent, ["gone", "also-gone"]);
-        // A parent named by few paths is not listed: nothing is known.
-        let mut few = Presence::of([root.join("gone").as_path()]);
-        assert!(!few.absent(&root.join("gone")));
-        // A parent that cannot be listed tells nothing either.
-        let under_file: Vec<PathBuf> = (0..5)
-            .map(|i| root.join("here").join(i.to_string()))
-            .collect();
-        let mut bad = Presence::of(under_file.iter().map(PathBuf::as_path));
-        assert!(!bad.absent(&under_file[0]));
     }
 
     #[test]
