@@ -115,7 +115,9 @@ struct Running {
 
 /// A session's running monitors and the events they queued.
 pub struct Monitors {
-    profiles: Arc<ProcessProfiles>,
+    /// Taken from the session only when a plugin has monitors: gathering the profiles is
+    /// work a session without monitors should not pay for.
+    profiles: Option<Arc<ProcessProfiles>>,
     project: PathBuf,
     session_id: String,
     plugins: Vec<PluginMonitors>,
@@ -136,22 +138,23 @@ impl std::fmt::Debug for Monitors {
 impl Monitors {
     /// The monitors of `session`'s enabled plugins; none runs yet.
     pub fn new(session: &Session) -> Monitors {
+        let plugins: Vec<PluginMonitors> = session
+            .plugins
+            .iter()
+            .filter(|p| !p.plugin.monitors.is_empty())
+            .map(|p| PluginMonitors {
+                id: p.id.clone(),
+                name: p.plugin.name.clone(),
+                root: p.plugin.root.clone(),
+                data_dir: p.data_dir.clone(),
+                specs: p.plugin.monitors.clone(),
+            })
+            .collect();
         Monitors {
-            profiles: session.process_profiles().clone(),
+            profiles: (!plugins.is_empty()).then(|| session.process_profiles().clone()),
             project: session.cwd.clone(),
             session_id: session.session_id.clone(),
-            plugins: session
-                .plugins
-                .iter()
-                .filter(|p| !p.plugin.monitors.is_empty())
-                .map(|p| PluginMonitors {
-                    id: p.id.clone(),
-                    name: p.plugin.name.clone(),
-                    root: p.plugin.root.clone(),
-                    data_dir: p.data_dir.clone(),
-                    specs: p.plugin.monitors.clone(),
-                })
-                .collect(),
+            plugins,
             started: Mutex::new(Vec::new()),
             running: Mutex::new(Vec::new()),
             queue: Arc::new(Mutex::new(Queue::default())),
@@ -246,7 +249,11 @@ impl Monitors {
             root: p.root.clone(),
             data_dir: p.data_dir.clone(),
         };
-        let guard = self.profiles.confine(&origin, &mut cmd, None)?;
+        let profiles = self
+            .profiles
+            .as_ref()
+            .ok_or("the session gathered no process profiles")?;
+        let guard = profiles.confine(&origin, &mut cmd, None)?;
         let mut child = cmd
             .spawn()
             .map_err(|e| format!("cannot start `/bin/sh -c {command}`: {e}"))?;
@@ -381,18 +388,7 @@ fn end(child: &mut Child, confined: bool) {
     if matches!(child.try_wait(), Ok(Some(_))) && confined {
         return;
     }
-    let Ok(pid) = i32::try_from(child.id()) else {
-        return;
-    };
-    // SAFETY: kill(2) and killpg(2) only send signals, to the supervisor or the process group
-    // this session started for the monitor (not yet reaped, so the pid is still ours).
-    unsafe {
-        if confined {
-            libc::kill(pid, libc::SIGTERM);
-        } else {
-            libc::killpg(pid, libc::SIGKILL);
-        }
-    }
+    crate::session::processes::end_started(child.id(), confined);
 }
 
 /// The reminder that carries queued events to the model.

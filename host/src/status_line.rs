@@ -345,17 +345,7 @@ pub fn render(session: &Session, line: &StatusLine, input: &StatusInput) -> Resu
                 std::thread::sleep(Duration::from_millis(10));
             }
             _ => {
-                if let Ok(pid) = i32::try_from(child.id()) {
-                    // SAFETY: signals only the supervisor or the process group started here,
-                    // not yet reaped.
-                    unsafe {
-                        if guard.is_some() {
-                            libc::kill(pid, libc::SIGTERM);
-                        } else {
-                            libc::killpg(pid, libc::SIGKILL);
-                        }
-                    }
-                }
+                crate::session::processes::end_started(child.id(), guard.is_some());
                 let _ = child.wait();
                 break None;
             }

@@ -698,6 +698,25 @@ fn shell_word(s: &str) -> String {
     }
 }
 
+/// Ends a program started with [`ProcessProfiles::confine`] in its own process group (the
+/// caller still waits for it): a confined one through its supervisor, which kills every
+/// process of the call (`warden_confine::end_call`); an unconfined one by killing its group.
+pub fn end_started(pid: u32, confined: bool) {
+    #[cfg(target_os = "linux")]
+    if confined {
+        let _ = warden_confine::end_call(pid);
+        return;
+    }
+    let _ = confined;
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: killpg(2) only sends a signal, to the group the caller started for this
+        // program (not yet reaped, so its number is still the caller's).
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
+    }
+}
+
 /// A confined program's confinement, until it has ended.
 pub struct ProcessGuard {
     #[cfg(target_os = "linux")]

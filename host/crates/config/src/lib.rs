@@ -649,18 +649,7 @@ impl Settings {
     }
 }
 
-/// The JSON type of `v` as messages name it (`null`, `boolean`, `number`, `string`, `array`,
-/// `object`): every crate that reports a value of the wrong type says it the same way.
-pub fn json_type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
+pub use warden_vocab::text::json_type_name;
 
 /// Merges `src` over `dst`: scalars replaced, arrays concatenated without duplicates, objects
 /// merged key by key.

@@ -254,8 +254,9 @@ fn offset(n: usize) -> u8 {
 mod tests {
     use super::*;
 
-    /// Runs the program on one system call, as the kernel's interpreter would.
-    fn verdict(prog: &[sock_filter], nr: i64, args: [u64; 6]) -> u32 {
+    /// Runs the program on one system call, as the kernel's interpreter would: the verdict,
+    /// and how many instructions it took.
+    fn run(prog: &[sock_filter], nr: i64, args: [u64; 6]) -> (u32, usize) {
         let mut data = Vec::new();
         data.extend((nr as i32).to_ne_bytes());
         data.extend(NATIVE_ARCH.to_ne_bytes());
@@ -263,8 +264,9 @@ mod tests {
         for a in args {
             data.extend(a.to_ne_bytes());
         }
-        let (mut pc, mut acc) = (0usize, 0u32);
+        let (mut pc, mut acc, mut steps) = (0usize, 0u32, 0);
         loop {
+            steps += 1;
             let i = prog[pc];
             match i.code {
                 LD_ABS_W => {
@@ -280,10 +282,14 @@ mod tests {
                     };
                     pc += 1 + usize::from(if taken { i.jt } else { i.jf });
                 }
-                RET_K => return i.k,
+                RET_K => return (i.k, steps),
                 other => panic!("unexpected instruction {other:#x}"),
             }
         }
+    }
+
+    fn verdict(prog: &[sock_filter], nr: i64, args: [u64; 6]) -> u32 {
+        run(prog, nr, args).0
     }
 
     const ALLOW: u32 = libc::SECCOMP_RET_ALLOW;
@@ -406,30 +412,6 @@ mod tests {
 
     /// How many instructions the program runs for system call `nr` (no arguments).
     fn steps(prog: &[sock_filter], nr: i64) -> usize {
-        let mut data = Vec::new();
-        data.extend((nr as i32).to_ne_bytes());
-        data.extend(NATIVE_ARCH.to_ne_bytes());
-        data.extend([0u8; 56]);
-        let (mut pc, mut acc, mut n) = (0usize, 0u32, 0);
-        loop {
-            n += 1;
-            let i = prog[pc];
-            match i.code {
-                LD_ABS_W => {
-                    let k = i.k as usize;
-                    acc = u32::from_ne_bytes(data[k..k + 4].try_into().unwrap());
-                    pc += 1;
-                }
-                JEQ_K | JGE_K => {
-                    let taken = if i.code == JEQ_K {
-                        acc == i.k
-                    } else {
-                        acc >= i.k
-                    };
-                    pc += 1 + usize::from(if taken { i.jt } else { i.jf });
-                }
-                _ => return n,
-            }
-        }
+        run(prog, nr, [0; 6]).1
     }
 }

@@ -228,7 +228,7 @@ pub fn parse_hooks(
                 origin: opts.origin.to_string(),
                 message: format!(
                     "`hooks` must be an object of event names, found {} (skipped)",
-                    kind(events)
+                    warden_vocab::text::a_json_type(events)
                 ),
             }],
         ),
@@ -269,7 +269,7 @@ pub fn parse_event_map(
             Err(other) => {
                 warn(format!(
                     "{name}: must be an array of matcher groups, found {} (skipped)",
-                    kind(other)
+                    warden_vocab::text::a_json_type(other)
                 ));
                 continue;
             }
@@ -281,7 +281,7 @@ pub fn parse_event_map(
                 Err(other) => {
                     warn(format!(
                         "{at}: matcher group must be an object, found {} (skipped)",
-                        kind(other)
+                        warden_vocab::text::a_json_type(other)
                     ));
                     continue;
                 }
@@ -336,17 +336,6 @@ pub fn parse_event_map(
     (groups, warnings)
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// The events of a plugin hooks file or inline manifest value: `{"hooks": {...}}` (wrapped,
 /// extra keys ignored) or `{"PreToolUse": [...]}` (bare).
 fn events_of<'d>(
@@ -358,11 +347,11 @@ fn events_of<'d>(
         HooksDocument::Wrapped { events, .. } | HooksDocument::Bare(events) => return Some(events),
         HooksDocument::NotObject(v) => format!(
             "hooks file must be a JSON object, found {} (its hooks are skipped)",
-            kind(v)
+            warden_vocab::text::a_json_type(v)
         ),
         HooksDocument::HooksNotObject(v) => format!(
             "`hooks` must be an object of event names, found {} (its hooks are skipped)",
-            kind(v)
+            warden_vocab::text::a_json_type(v)
         ),
     };
     warnings.push(ConfigWarning {
@@ -517,7 +506,7 @@ impl HookConfigBuilder {
                     },
                     Value::Object(_) => self.add_plugin_hooks(plugin.clone(), item, &format!("{manifest_origin} (inline hooks)")),
                     other => {
-                        self.warn(&manifest_origin, format!("`hooks` entries must be paths or objects, found {} (skipped)", kind(other)))
+                        self.warn(&manifest_origin, format!("`hooks` entries must be paths or objects, found {} (skipped)", warden_vocab::text::a_json_type(other)))
                     }
                 }
             }

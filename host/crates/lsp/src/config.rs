@@ -206,14 +206,23 @@ pub fn check(entry: &Value) -> Vec<Problem> {
     let Some(o) = entry.as_object() else {
         return vec![problem(
             "",
-            format!("must be an object, found {}", kind(entry)),
+            format!(
+                "must be an object, found {}",
+                warden_vocab::text::a_json_type(entry)
+            ),
         )];
     };
     let mut out = Vec::new();
     for (k, v) in o {
         match k.as_str() {
             "command" => match v.as_str() {
-                None => out.push(problem(k, format!("must be a string, found {}", kind(v)))),
+                None => out.push(problem(
+                    k,
+                    format!(
+                        "must be a string, found {}",
+                        warden_vocab::text::a_json_type(v)
+                    ),
+                )),
                 Some(c) if c.trim().is_empty() => out.push(problem(k, "is empty")),
                 Some(c) if c.chars().any(char::is_whitespace) => out.push(problem(
                     k,
@@ -228,7 +237,7 @@ pub fn check(entry: &Value) -> Vec<Problem> {
                     k,
                     format!(
                         "must be an object of \".ext\": \"language\", found {}",
-                        kind(v)
+                        warden_vocab::text::a_json_type(v)
                     ),
                 )),
                 Some(m) if m.is_empty() => out.push(problem(
@@ -312,18 +321,13 @@ fn typed<T: serde::de::DeserializeOwned>(
     out: &mut Vec<Problem>,
 ) {
     if serde_json::from_value::<T>(v.clone()).is_err() {
-        out.push(problem(field, format!("must be {what}, found {}", kind(v))));
-    }
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
+        out.push(problem(
+            field,
+            format!(
+                "must be {what}, found {}",
+                warden_vocab::text::a_json_type(v)
+            ),
+        ));
     }
 }
 

@@ -1,6 +1,34 @@
 //! Small text helpers for messages: the first line of a program's output, a name's distance
 //! from another for "did you mean".
 
+/// The JSON type of `v` as messages name it (`null`, `boolean`, `number`, `string`, `array`,
+/// `object`): every crate that reports a value of the wrong type says it the same way.
+pub fn json_type_name(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// [`json_type_name`] with its article, as a message says what it found instead (`null`,
+/// `a boolean`, `an object`, …).
+pub fn a_json_type(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
 /// The first line of `s` that is not blank, trimmed (`""` when there is none).
 pub fn first_line(s: &str) -> &str {
     s.lines()

@@ -81,7 +81,7 @@ pub fn parse_monitors(
                 "monitors".into(),
                 format!(
                     "must be an array of {{name, command, description, when?}}, found {}",
-                    type_name(value)
+                    crate::text::a_json_type(value)
                 ),
             )],
         );
@@ -93,7 +93,10 @@ pub fn parse_monitors(
         let Value::Object(o) = entry else {
             errors.push(err(
                 at,
-                format!("must be an object, found {}", type_name(entry)),
+                format!(
+                    "must be an object, found {}",
+                    crate::text::a_json_type(entry)
+                ),
             ));
             continue;
         };
@@ -103,7 +106,7 @@ pub fn parse_monitors(
                 Some(Value::String(_)) => Err(format!("`{key}` is empty")),
                 Some(other) => Err(format!(
                     "`{key}` must be a string, found {}",
-                    type_name(other)
+                    crate::text::a_json_type(other)
                 )),
                 None => Err(format!("`{key}` is missing")),
             }
@@ -121,7 +124,7 @@ pub fn parse_monitors(
             },
             Some(other) => Err(format!(
                 "`when` must be a string, found {}",
-                type_name(other)
+                crate::text::a_json_type(other)
             )),
         };
         match (text("name"), text("command"), text("description"), when) {
@@ -180,7 +183,7 @@ pub fn parse_status_line(
         other => {
             return Some(Err(err(format!(
                 "must be an object {{\"type\": \"command\", \"command\": …}}, found {}",
-                type_name(other)
+                crate::text::a_json_type(other)
             ))));
         }
     };
@@ -192,7 +195,7 @@ pub fn parse_status_line(
         Some(other) => {
             return Some(Err(err(format!(
                 "`type` must be \"command\", found {}",
-                type_name(other)
+                crate::text::a_json_type(other)
             ))));
         }
         None => return Some(Err(err("`type` is missing (it is \"command\")".into()))),
@@ -203,7 +206,7 @@ pub fn parse_status_line(
         Some(other) => {
             return Some(Err(err(format!(
                 "`command` must be a string, found {}",
-                type_name(other)
+                crate::text::a_json_type(other)
             ))));
         }
         None => return Some(Err(err("`command` is missing".into()))),
@@ -218,17 +221,6 @@ pub fn parse_status_line(
         }
     };
     Some(Ok(StatusLineSpec { command, padding }))
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 #[cfg(test)]
